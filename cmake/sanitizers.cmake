@@ -1,0 +1,17 @@
+# WSINDEX_SANITIZE=address,undefined | thread. Applied to every target in the tree, because
+# ThreadSanitizer needs everything it runs instrumented (our code and the tests alike).
+if(WSINDEX_SANITIZE)
+    if(WSINDEX_SANITIZE MATCHES "thread" AND WSINDEX_SANITIZE MATCHES "address")
+        message(FATAL_ERROR "WSINDEX_SANITIZE: thread cannot be combined with address")
+    endif()
+    message(STATUS "wsindex: sanitizers ${WSINDEX_SANITIZE}")
+    add_compile_options(-fsanitize=${WSINDEX_SANITIZE} -fno-omit-frame-pointer -g)
+    add_link_options(-fsanitize=${WSINDEX_SANITIZE})
+    if(WSINDEX_SANITIZE MATCHES "undefined")
+        add_compile_options(-fno-sanitize-recover=undefined)
+    endif()
+    add_compile_definitions(WSINDEX_SANITIZED=1)
+    if(WSINDEX_SANITIZE MATCHES "thread")
+        add_compile_definitions(WSINDEX_TSAN=1)
+    endif()
+endif()

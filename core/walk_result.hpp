@@ -1,0 +1,78 @@
+// WalkResult: one record per file-system entry found by the walker — its metadata, or its error.
+//
+// This is the contract between core/ (the walker produces it) and storage/ (the index consumes it).
+// Names are bytes: `path` may hold newlines and invalid UTF-8 and may be longer than PATH_MAX.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace wsindex::core {
+
+// The letters of find's %y, so that SQL users and `find -printf %y` agree.
+enum class EntryType : char {
+    File = 'f',
+    Directory = 'd',
+    Symlink = 'l',
+    Fifo = 'p',
+    Socket = 's',
+    CharDevice = 'c',
+    BlockDevice = 'b',
+    Unknown = '?',  // neither d_type nor stat could tell
+};
+
+// Maps st_mode's file type bits to an EntryType.
+EntryType entry_type_from_mode(std::uint32_t mode);
+
+struct WalkResult {
+    // The entry's path, rooted at the scan root exactly as given (root itself: the root string).
+    std::string path;
+    // path.substr(name_offset) is the entry's own name (for the root: the whole root string).
+    std::uint32_t name_offset = 0;
+    // Directories get an id at discovery, unique within one walk, 1 for the root; 0 for others.
+    std::uint64_t dir_id = 0;
+    // The id of the directory that contains this entry; 0 for the root.
+    std::uint64_t parent_id = 0;
+    // 0 for the root, 1 for its entries, ...
+    std::uint32_t depth = 0;
+
+    EntryType type = EntryType::Unknown;
+    // errno when something about this entry could not be read, else 0. A directory that was
+    // stat'ed but could not be listed (EACCES) has has_stat == true and error != 0; an entry
+    // whose stat failed has has_stat == false and `type` from the directory listing's d_type.
+    int error = 0;
+    bool has_stat = false;
+
+    // lstat(2)-style metadata, valid when has_stat.
+    std::uint64_t size = 0;    // st_size, bytes
+    std::uint64_t blocks = 0;  // st_blocks, 512-byte units
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    std::uint64_t nlink = 0;
+    std::uint32_t mode = 0;
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    std::int64_t mtime_ns = 0;  // nanoseconds since the epoch
+    std::int64_t ctime_ns = 0;
+
+    [[nodiscard]] std::string_view name() const {
+        return std::string_view(path).substr(name_offset);
+    }
+    [[nodiscard]] bool is_dir() const { return type == EntryType::Directory; }
+};
+
+inline EntryType entry_type_from_mode(std::uint32_t mode) {
+    switch (mode & 0170000u) {
+        case 0100000u: return EntryType::File;
+        case 0040000u: return EntryType::Directory;
+        case 0120000u: return EntryType::Symlink;
+        case 0010000u: return EntryType::Fifo;
+        case 0140000u: return EntryType::Socket;
+        case 0020000u: return EntryType::CharDevice;
+        case 0060000u: return EntryType::BlockDevice;
+        default: return EntryType::Unknown;
+    }
+}
+
+}  // namespace wsindex::core

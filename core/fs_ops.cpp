@@ -1,0 +1,72 @@
+// FsOps: the real system calls behind the walker's injection seam.
+#include "core/fs_ops.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace wsindex::core {
+
+namespace {
+
+// Only the fields WalkResult needs. statx and fstatat measured the same on /usr here
+// (173k entries, one thread, medians 1.01 s vs 1.02 s, busy machine); statx lets us say
+// AT_NO_AUTOMOUNT explicitly and ask for less.
+constexpr unsigned kStatxMask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID |
+                                STATX_MTIME | STATX_CTIME | STATX_INO | STATX_SIZE |
+                                STATX_BLOCKS;
+
+std::int64_t to_ns(const struct statx_timestamp& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+}  // namespace
+
+int FsOps::open_dir(int dirfd, const char* name) const noexcept {
+    const int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
+
+long FsOps::read_dir(int fd, char* buf, std::size_t len) const noexcept {
+    const long n = ::syscall(SYS_getdents64, fd, buf, len);
+    return n >= 0 ? n : -errno;
+}
+
+int FsOps::stat_at(int dirfd, const char* name, FileStat& out) const noexcept {
+    struct statx sx;
+    if (::statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, kStatxMask, &sx) != 0) {
+        return -errno;
+    }
+    out.size = sx.stx_size;
+    out.blocks = sx.stx_blocks;
+    out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out.ino = sx.stx_ino;
+    out.nlink = sx.stx_nlink;
+    out.mode = sx.stx_mode;
+    out.uid = sx.stx_uid;
+    out.gid = sx.stx_gid;
+    out.mtime_ns = to_ns(sx.stx_mtime);
+    out.ctime_ns = to_ns(sx.stx_ctime);
+    return 0;
+}
+
+int FsOps::fs_magic(int fd, std::uint64_t& magic) const noexcept {
+    struct statfs sf;
+    if (::fstatfs(fd, &sf) != 0) return -errno;
+    magic = static_cast<std::uint64_t>(sf.f_type);
+    return 0;
+}
+
+int FsOps::close_fd(int fd) const noexcept { return ::close(fd) == 0 ? 0 : -errno; }
+
+const FsOps& real_fs_ops() {
+    static const FsOps ops;
+    return ops;
+}
+
+}  // namespace wsindex::core

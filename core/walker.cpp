@@ -1,0 +1,417 @@
+// Walker: directory tasks and stat chunks on the work-stealing pool (design note in walker.hpp).
+#include "core/walker.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cassert>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/dir_fd.hpp"
+#include "core/dir_reader.hpp"
+#include "core/fs_types.hpp"
+#include "core/walk_errors.hpp"
+#include "core/worker_pool.hpp"
+
+namespace wsindex::core {
+
+namespace {
+
+// A directory's records, shared by the stat chunks of a split directory.
+struct Listing {
+    std::shared_ptr<const DirNode> node;
+    std::shared_ptr<DirFd> fd;
+    DirBuffer records;
+};
+
+// A pool item: either a directory to open (listing == null) or a stat chunk of a listing.
+struct WalkItem {
+    std::shared_ptr<const DirNode> parent;  // directory task: the parent (null for the root)
+    std::shared_ptr<DirFd> parent_fd;       // directory task: open relative to it; null: reopen
+    WalkResult self;                        // directory task: its record, stat'ed by the parent
+    std::shared_ptr<const Listing> listing;  // stat chunk: [begin, end) of these records
+    std::uint32_t begin = 0;
+    std::uint32_t end = 0;
+};
+
+using Pool = WorkerPool<WalkItem, WalkResult>;
+
+// Relaxed counters written only by their worker (load + store, no RMW), read after the run.
+struct Counter {
+    std::atomic<std::uint64_t> v{0};
+    void add(std::uint64_t n = 1) {
+        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    void max(std::uint64_t n) {
+        if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
+    }
+    [[nodiscard]] std::uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+// Per-worker state, touched only by its worker during a run.
+struct alignas(64) Scratch {
+    DirBuffer buffer;  // reused for every directory that is not split
+    Counter dirs_read, entries, chunks, reopens, max_open_fds;
+};
+
+// How often a long stat loop looks at the stop flags (entries).
+constexpr std::size_t kStopCheckEvery = 256;
+
+Status canceled_status() {
+    return Status(std::make_error_code(std::errc::operation_canceled), "walk cancelled");
+}
+
+void fill_stat(WalkResult& r, const FileStat& st) {
+    r.has_stat = true;
+    r.size = st.size;
+    r.blocks = st.blocks;
+    r.dev = st.dev;
+    r.ino = st.ino;
+    r.nlink = st.nlink;
+    r.mode = st.mode;
+    r.uid = st.uid;
+    r.gid = st.gid;
+    r.mtime_ns = st.mtime_ns;
+    r.ctime_ns = st.ctime_ns;
+    r.type = entry_type_from_mode(st.mode);
+}
+
+}  // namespace
+
+struct Walker::Impl {
+    explicit Impl(WalkOptions o)
+        : options(std::move(o)),
+          fs(options.fs != nullptr ? *options.fs : real_fs_ops()),
+          prune(options.prune),
+          scratch(resolved_workers(options.workers)),
+          pool(pool_options(static_cast<unsigned>(scratch.size()), options.result_batch),
+               [this](WalkItem& item, Pool::Context& ctx) { return run_task(item, ctx); }) {}
+
+    static PoolOptions pool_options(unsigned workers, std::size_t batch) {
+        PoolOptions p;
+        p.workers = workers;
+        p.result_batch = batch;
+        return p;
+    }
+    static unsigned resolved_workers(unsigned requested) {
+        return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+    }
+
+    Status run(std::string_view root, const Consumer& consume);
+    Status run_task(WalkItem& item, Pool::Context& ctx);
+    Status walk_dir(WalkItem& item, Pool::Context& ctx);
+    Status stat_entries(const std::shared_ptr<const DirNode>& node,
+                        const std::shared_ptr<DirFd>& dir_fd, const DirBuffer& records,
+                        std::size_t begin, std::size_t end, Pool::Context& ctx);
+    int reopen(const DirNode& parent, const char* name, Scratch& me) const;
+    [[nodiscard]] bool cancelled() const {
+        return options.cancel.cancelled() || cancel_flag.load(std::memory_order_relaxed);
+    }
+    void setup_fd_budget();
+
+    const WalkOptions options;
+    const FsOps& fs;
+    const PruneMatcher prune;
+    std::vector<Scratch> scratch;  // one per worker, indexed by worker_index(); outlives pool
+    Pool pool;
+
+    // Per run. Written by run() before submit (the pool's hub mutex publishes them).
+    std::uint64_t root_dev = 0;
+    std::int64_t fd_budget = 0;
+    std::shared_ptr<DirFd> cwd;      // base for opening the root
+    std::shared_ptr<DirFd> root_fd;  // kept open for the whole run: every reopen can start here
+
+    // relaxed: ids only need to be unique; nothing is published through the counter.
+    std::atomic<std::uint64_t> next_dir_id{2};
+    std::atomic<std::int64_t> open_fds{0};
+    std::atomic<bool> cancel_flag{false};
+    std::mutex run_mutex;  // one run at a time; root_fd is also reset under it
+};
+
+void Walker::Impl::setup_fd_budget() {
+    rlimit lim{};
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && options.raise_fd_limit &&
+        lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &lim) != 0) getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    if (options.fd_budget != 0) {
+        fd_budget = static_cast<std::int64_t>(options.fd_budget);
+        return;
+    }
+    // Half of what is left after 64 for the rest of the process (database, sockets, logs),
+    // and no more than 256: a depth-first walk needs about one fd per level per worker.
+    const auto soft = lim.rlim_cur == RLIM_INFINITY ? rlim_t{1} << 20 : lim.rlim_cur;
+    const std::int64_t half = soft > 64 ? static_cast<std::int64_t>((soft - 64) / 2) : 0;
+    fd_budget = std::clamp<std::int64_t>(half, 8, 256);
+}
+
+Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
+    std::lock_guard guard(run_mutex);
+    for (auto& s : scratch) {
+        for (Counter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
+            c->v.store(0, std::memory_order_relaxed);
+        }
+    }
+    if (root_view.empty()) {
+        return Status(std::make_error_code(std::errc::invalid_argument), "empty scan root");
+    }
+    WalkResult root;
+    root.path.assign(root_view);
+    FileStat st;
+    // The root must exist: lstat it (no symlink following in the last component) before any
+    // work, and fail with a clear error if that is impossible.
+    if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st); rc < 0) {
+        return Status::from_errno(-rc, "scan root " + root.path);
+    }
+    fill_stat(root, st);
+    if (cancelled()) {
+        cancel_flag.store(false, std::memory_order_relaxed);
+        return canceled_status();
+    }
+    if (!root.is_dir()) {  // a file or a symlink (not followed): one record, no pool needed
+        scratch[0].entries.add();
+        std::vector<WalkResult> one(1, std::move(root));
+        return consume(std::span<WalkResult>(one));
+    }
+    root.dir_id = 1;
+    next_dir_id.store(2, std::memory_order_relaxed);
+    root_dev = st.dev;
+    setup_fd_budget();
+    cwd = std::make_shared<DirFd>(fs);
+
+    WalkItem item;
+    item.parent_fd = cwd;
+    item.self = std::move(root);
+    pool.submit(std::move(item));
+    // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
+    if (cancelled()) pool.request_stop();
+    Status status = pool.wait(consume);
+    root_fd.reset();
+    cwd.reset();
+    cancel_flag.store(false, std::memory_order_relaxed);
+    if (!status && options.cancel.cancelled()) return canceled_status();
+    return status;
+}
+
+Status Walker::Impl::run_task(WalkItem& item, Pool::Context& ctx) {
+    if (cancelled()) return canceled_status();
+    if (item.listing == nullptr) return walk_dir(item, ctx);
+    scratch[ctx.worker_index()].chunks.add();
+    const Listing& l = *item.listing;
+    return stat_entries(l.node, l.fd, l.records, item.begin, item.end, ctx);
+}
+
+// Opens `name` below `parent` when no reference to parent's fd was handed down (fd budget):
+// from the nearest ancestor whose fd is still open, one component at a time. Returns an fd or
+// -errno (an intermediate failure counts as the child's).
+int Walker::Impl::reopen(const DirNode& parent, const char* name, Scratch& me) const {
+    me.reopens.add();
+    std::vector<const DirNode*> chain;  // parent first, up to (excluding) the open base
+    std::shared_ptr<DirFd> base;
+    for (const DirNode* n = &parent; n != nullptr; n = n->parent.get()) {
+        base = n->fd.lock();
+        if (base) break;
+        chain.push_back(n);
+    }
+    assert(base && "the root's fd stays open for the whole run");
+    if (!base) return -EBADF;
+    int cur = base->get();
+    int owned = -1;  // `cur` when we opened it ourselves
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const int fd = fs.open_dir(cur, (*it)->name());
+        if (owned >= 0) fs.close_fd(owned);
+        if (fd < 0) return fd;
+        cur = owned = fd;
+    }
+    const int fd = fs.open_dir(cur, name);
+    if (owned >= 0) fs.close_fd(owned);
+    return fd;
+}
+
+Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
+    Scratch& me = scratch[ctx.worker_index()];
+    WalkResult& self = item.self;
+    const char* name = self.path.c_str() + self.name_offset;
+
+    const int fd = item.parent_fd ? fs.open_dir(item.parent_fd->get(), name)
+                                  : reopen(*item.parent, name, me);
+    item.parent_fd.reset();  // the parent's fd may close now: this child no longer needs it
+    if (fd < 0) {
+        if (!walk_error_is_recoverable(-fd)) return Status::from_errno(-fd, "open " + self.path);
+        self.error = -fd;
+        me.entries.add();
+        ctx.emit(std::move(self));
+        return Status::ok();
+    }
+    auto dir_fd = std::make_shared<DirFd>(fd, fs, &open_fds);
+    me.max_open_fds.max(static_cast<std::uint64_t>(open_fds.load(std::memory_order_relaxed)));
+    if (item.parent == nullptr) root_fd = dir_fd;  // before any child exists (see reopen)
+
+    // A new file system (a mount point): its type decides whether to descend (PRUNEFS).
+    if (prune.has_fs_rules() && item.parent != nullptr && self.dev != item.parent->dev) {
+        std::uint64_t magic = 0;
+        if (fs.fs_magic(fd, magic) == 0 && prune.prune_fs(fs_type_name(magic))) {
+            me.entries.add();
+            ctx.emit(std::move(self));
+            return Status::ok();
+        }
+    }
+
+    DirBuffer& records = me.buffer;
+    if (const int err = records.read_all(fs, fd); err != 0) {
+        if (!walk_error_is_recoverable(err)) return Status::from_errno(err, "read " + self.path);
+        self.error = err;  // keep what was read before the error
+    }
+    me.dirs_read.add();
+
+    auto node = std::make_shared<DirNode>();
+    node->parent = std::move(item.parent);
+    node->path = self.path;
+    node->name_offset = self.name_offset;
+    node->id = self.dir_id;
+    node->depth = self.depth;
+    node->dev = self.dev;
+    node->ino = self.ino;
+    node->fd = dir_fd;
+    std::shared_ptr<const DirNode> cnode = std::move(node);
+    me.entries.add();
+    ctx.emit(std::move(self));
+
+    const std::size_t n = records.count();
+    if (n <= options.split_threshold) {
+        return stat_entries(cnode, dir_fd, records, 0, n, ctx);
+    }
+    // A huge directory: its records move to a shared listing and its stats become chunks that
+    // idle workers steal. This worker's buffer starts afresh.
+    auto listing = std::make_shared<Listing>();
+    listing->node = cnode;
+    listing->fd = dir_fd;
+    listing->records = std::exchange(me.buffer, DirBuffer());
+    std::shared_ptr<const Listing> shared = std::move(listing);
+    const std::size_t chunk = std::max<std::size_t>(1, options.chunk_entries);
+    const std::size_t first_end = std::min(n, chunk);
+    // Pushed last-to-first so that this worker pops them in order; thieves take from the far end.
+    std::size_t nchunks = (n - first_end + chunk - 1) / chunk;
+    for (std::size_t k = nchunks; k-- > 0;) {
+        WalkItem c;
+        c.listing = shared;
+        c.begin = static_cast<std::uint32_t>(first_end + k * chunk);
+        c.end = static_cast<std::uint32_t>(std::min(n, first_end + (k + 1) * chunk));
+        ctx.spawn(std::move(c));
+    }
+    me.chunks.add();
+    return stat_entries(cnode, dir_fd, shared->records, 0, first_end, ctx);
+}
+
+Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
+                                  const std::shared_ptr<DirFd>& dir_fd,
+                                  const DirBuffer& records, std::size_t begin, std::size_t end,
+                                  Pool::Context& ctx) {
+    Scratch& me = scratch[ctx.worker_index()];
+    const int dfd = dir_fd->get();
+    const std::string& dir_path = node->path;
+    // "/" and "dir/" as given already end in a slash (find prints "dir/a", not "dir//a").
+    const bool need_slash = dir_path.empty() || dir_path.back() != '/';
+    const std::size_t name_offset = dir_path.size() + (need_slash ? 1 : 0);
+    std::uint64_t emitted = 0;
+
+    for (std::size_t i = begin; i < end; ++i) {
+        if ((i - begin) % kStopCheckEvery == kStopCheckEvery - 1) {
+            if (cancelled()) return canceled_status();
+            if (ctx.stop_requested()) break;  // another worker failed: stop quietly
+        }
+        const LinuxDirent64& d = records.entry(i);
+        const char* name = d.d_name;
+        const std::size_t name_len = std::char_traits<char>::length(name);
+
+        WalkResult r;
+        r.path.reserve(name_offset + name_len);
+        r.path.append(dir_path);
+        if (need_slash) r.path.push_back('/');
+        r.path.append(name, name_len);
+        r.name_offset = static_cast<std::uint32_t>(name_offset);
+        r.parent_id = node->id;
+        r.depth = node->depth + 1;
+
+        FileStat st;
+        if (const int rc = fs.stat_at(dfd, name, st); rc < 0) {
+            if (!walk_error_is_recoverable(-rc)) return Status::from_errno(-rc, "stat " + r.path);
+            r.error = -rc;
+            r.type = entry_type_from_dtype(d.d_type);
+            // Known to be a directory but not stat'able (e.g. a parent without search
+            // permission): it still gets an id, and is not descended (no dev/ino to check).
+            if (r.is_dir()) r.dir_id = next_dir_id.fetch_add(1, std::memory_order_relaxed);
+            ++emitted;
+            ctx.emit(std::move(r));
+            continue;
+        }
+        fill_stat(r, st);
+        if (!r.is_dir()) {
+            ++emitted;
+            ctx.emit(std::move(r));
+            continue;
+        }
+
+        r.dir_id = next_dir_id.fetch_add(1, std::memory_order_relaxed);
+        bool descend = true;
+        if (options.one_file_system && st.dev != root_dev) descend = false;
+        if (descend && prune.has_dir_rules() && prune.prune_dir(r.path, r.name())) descend = false;
+        if (descend) {
+            // A directory equal to one of its ancestors (a bind mount of an ancestor below
+            // itself) would be walked forever: record ELOOP and stop there.
+            for (const DirNode* a = node.get(); a != nullptr; a = a->parent.get()) {
+                if (a->ino == st.ino && a->dev == st.dev) {
+                    r.error = ELOOP;
+                    descend = false;
+                    break;
+                }
+            }
+        }
+        if (!descend) {
+            ++emitted;
+            ctx.emit(std::move(r));
+            continue;
+        }
+        WalkItem child;
+        child.parent = node;
+        // Over budget: the child reopens from an open ancestor instead of pinning this fd.
+        if (open_fds.load(std::memory_order_relaxed) < fd_budget) child.parent_fd = dir_fd;
+        child.self = std::move(r);
+        ctx.spawn(std::move(child));
+    }
+    me.entries.add(emitted);
+    return Status::ok();
+}
+
+Walker::Walker(WalkOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Walker::~Walker() = default;
+
+Status Walker::run(std::string_view root, const Consumer& consume) {
+    return impl_->run(root, consume);
+}
+
+void Walker::cancel() {
+    impl_->cancel_flag.store(true, std::memory_order_relaxed);
+    impl_->pool.request_stop();
+}
+
+unsigned Walker::workers() const { return impl_->pool.size(); }
+
+WalkStats Walker::stats() const {
+    WalkStats out;
+    for (const auto& s : impl_->scratch) {
+        out.dirs_read += s.dirs_read.get();
+        out.entries += s.entries.get();
+        out.chunks += s.chunks.get();
+        out.reopens += s.reopens.get();
+        out.max_open_fds = std::max(out.max_open_fds, s.max_open_fds.get());
+    }
+    out.fd_budget = static_cast<std::uint64_t>(impl_->fd_budget);
+    return out;
+}
+
+}  // namespace wsindex::core

@@ -1,0 +1,119 @@
+// Walker: the parallel directory walker — one pool task per directory, one WalkResult per entry.
+//
+// ## How a walk goes
+//
+// A task is a directory whose own stat its parent already took. The task opens it relative to
+// the parent's descriptor (openat, O_NOFOLLOW|O_DIRECTORY), reads every record with getdents64
+// into a per-worker buffer, emits the directory's own record (with the open/read error, if
+// any), then stats each entry relative to the directory fd (statx, AT_SYMLINK_NOFOLLOW |
+// AT_NO_AUTOMOUNT) and emits one record per entry. A subdirectory gets its id at discovery (one
+// relaxed fetch_add per directory, root = 1) and is spawned as a child task, unless it is on
+// another file system (one_file_system), pruned, or a loop. A directory with more than
+// `split_threshold` entries moves its records into a shared listing and spawns stat chunks of
+// `chunk_entries`, so idle workers steal chunks of one huge directory.
+//
+// ## Descriptors
+//
+// A directory's fd lives in a reference-counted DirFd. Each pending child task holds a reference
+// (so it can openat relative to it) and drops it right after its own open; the fd closes when the
+// directory's task and all its children's opens are done. A walk therefore holds about one fd per
+// level of the current depth-first path per worker. When the number of open directory fds reaches
+// `fd_budget`, new children get no reference: a child then reopens itself from the nearest
+// ancestor whose fd is still open (the root's always is), one path component at a time
+// (O_NOFOLLOW at every step), which works past PATH_MAX and stays within the budget.
+//
+// ## Errors
+//
+// See walk_errors.hpp: recoverable errors become records, the first fatal error (or consumer
+// failure) stops every worker and is returned by run().
+//
+// ## Choices
+//
+// - The root must exist: run() lstat's it first and fails with that errno before any work. A
+//   root that is a symlink is recorded as a symlink and not followed (what `find ROOT` prints);
+//   a root with a trailing slash ("link/") is resolved by the kernel like find does.
+// - The root is never pruned: it was asked for explicitly.
+// - A pruned directory, a mount point skipped by one_file_system, and a loop are recorded with
+//   their metadata; only their contents are skipped (a loop also carries ELOOP).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "core/fs_ops.hpp"
+#include "core/prune.hpp"
+#include "core/status.hpp"
+#include "core/walk_result.hpp"
+
+namespace wsindex::core {
+
+// A cancellation flag that can be shared with whoever may cancel (e.g. the daemon's IPC thread).
+class CancelToken {
+public:
+    CancelToken() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+    // Any thread.
+    void cancel() const { flag_->store(true, std::memory_order_relaxed); }
+    [[nodiscard]] bool cancelled() const { return flag_->load(std::memory_order_relaxed); }
+
+private:
+    std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+struct WalkOptions {
+    unsigned workers = 0;          // 0: std::thread::hardware_concurrency()
+    bool one_file_system = false;  // do not descend into directories with another st_dev
+    PruneRules prune;
+    // Open directory descriptors the walk may hold (transient reopen fds add ~2 per worker).
+    // 0: derived from RLIMIT_NOFILE after raising it: (soft - 64) / 2, clamped to [8, 256].
+    std::size_t fd_budget = 0;
+    bool raise_fd_limit = true;  // raise RLIMIT_NOFILE's soft limit to the hard limit at start
+    // Directories with more entries than this stat in chunks of chunk_entries that others steal.
+    std::size_t split_threshold = 4096;
+    std::size_t chunk_entries = 1024;
+    std::size_t result_batch = 1024;  // results per batch handed to the consumer
+    const FsOps* fs = nullptr;        // null: the real system calls
+    CancelToken cancel;               // checked at every task and every few hundred entries
+};
+
+// Counters of the last run (for tests and the benchmark).
+struct WalkStats {
+    std::uint64_t dirs_read = 0;      // directories opened and listed
+    std::uint64_t entries = 0;        // records emitted (root included)
+    std::uint64_t chunks = 0;         // stat chunks of split directories
+    std::uint64_t reopens = 0;        // children opened through an ancestor (fd budget)
+    std::uint64_t max_open_fds = 0;   // highest number of DirFds seen open at once
+    std::uint64_t fd_budget = 0;      // the budget in force
+};
+
+class Walker {
+public:
+    using Consumer = std::function<Status(std::span<WalkResult>)>;
+
+    // Starts the worker threads (they park until run()).
+    explicit Walker(WalkOptions options = {});
+    ~Walker();
+    Walker(const Walker&) = delete;
+    Walker& operator=(const Walker&) = delete;
+
+    // One caller at a time (not a worker thread). Walks `root`, feeding result batches to
+    // `consume` on this thread. Returns ok, the first fatal error, the consumer's failure, an
+    // error for a root that cannot be lstat'ed (before any work), or operation_canceled.
+    Status run(std::string_view root, const Consumer& consume);
+
+    // Any thread. Stops the current run (or the next one, if none runs) as soon as possible.
+    void cancel();
+
+    [[nodiscard]] unsigned workers() const;
+    // After run() returned.
+    [[nodiscard]] WalkStats stats() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wsindex::core

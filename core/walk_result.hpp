@@ -62,17 +62,4 @@ struct WalkResult {
     [[nodiscard]] bool is_dir() const { return type == EntryType::Directory; }
 };
 
-inline EntryType entry_type_from_mode(std::uint32_t mode) {
-    switch (mode & 0170000u) {
-        case 0100000u: return EntryType::File;
-        case 0040000u: return EntryType::Directory;
-        case 0120000u: return EntryType::Symlink;
-        case 0010000u: return EntryType::Fifo;
-        case 0140000u: return EntryType::Socket;
-        case 0020000u: return EntryType::CharDevice;
-        case 0060000u: return EntryType::BlockDevice;
-        default: return EntryType::Unknown;
-    }
-}
-
 }  // namespace wsindex::core

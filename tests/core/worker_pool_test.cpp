@@ -308,8 +308,9 @@ TEST(WorkerPool, SlowConsumerBoundsResultsInFlight) {
     PrimePool pool({.workers = kWorkers, .result_batch = kBatch, .queued_batches = kQueued},
                    [&](PrimeRange& r, PrimePool::Context& ctx) -> Status {
                        if (r.is_leaf(1)) {
-                           ctx.emit(1);
+                           // Counted before the emit, so the count is never behind.
                            emitted.fetch_add(1, std::memory_order_relaxed);
+                           ctx.emit(1);
                            return Status::ok();
                        }
                        auto [a, b] = r.split();

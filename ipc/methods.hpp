@@ -1,0 +1,228 @@
+// The wsindex interface: method names and the typed parameters and replies of each method.
+//
+// This is the C++ form of the contract in docs/protocol.md; the daemon implements it, wsctl
+// calls it. Each type has `nlohmann::json to_json(const T&)` and `Result<T> from_json<T>(json)`.
+// from_json validates (types, ranges, absolute paths) and names the offending field in its
+// InvalidParameter error; it ignores unknown fields. Byte strings (paths, patterns) use the
+// lossless encoding of ipc/bytes_codec.hpp. Times are nanoseconds since the Unix epoch (int64),
+// sizes are bytes (uint64), durations are milliseconds.
+#pragma once
+
+#include "ipc/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wsindex::ipc {
+
+namespace method {
+inline constexpr std::string_view kVersion = "wsindex.Version";  // also the ping
+inline constexpr std::string_view kScan = "wsindex.Scan";
+inline constexpr std::string_view kStatus = "wsindex.Status";
+inline constexpr std::string_view kCancel = "wsindex.Cancel";
+inline constexpr std::string_view kFind = "wsindex.Find";
+inline constexpr std::string_view kDu = "wsindex.Du";
+inline constexpr std::string_view kErrors = "wsindex.Errors";
+inline constexpr std::string_view kScans = "wsindex.Scans";
+}  // namespace method
+
+// Bumped only together with a new interface name (see kInterface in ipc/error.hpp).
+inline constexpr int kProtocolVersion = 1;
+
+// Generic decoder; specialised for every type below.
+template <class T>
+Result<T> from_json(const nlohmann::json& parameters);
+
+// ---- wsindex.Version ------------------------------------------------------------------
+struct VersionReply {
+    std::string server_version;          // "0.1.0"
+    int protocol_version = kProtocolVersion;
+    std::vector<std::string> interfaces;  // {"wsindex"}
+    std::uint64_t max_message_bytes = 0;
+    std::int64_t pid = 0;
+};
+
+// ---- scans: shared shapes --------------------------------------------------------------
+enum class ScanState { Queued, Running, Done, Failed, Cancelled };
+std::string_view scan_state_name(ScanState state);  // "queued", "running", ...
+std::optional<ScanState> scan_state_from_name(std::string_view name);
+
+// One scan, live (progress) or finished (summary).
+struct ScanInfo {
+    std::uint64_t scan_id = 0;
+    std::string root;  // bytes
+    ScanState state = ScanState::Queued;
+    std::int64_t started_ns = 0;   // 0 while queued
+    std::int64_t finished_ns = 0;  // 0 until done/failed/cancelled
+    std::uint64_t elapsed_ms = 0;
+    std::uint64_t entries = 0;
+    std::uint64_t dirs = 0;
+    std::uint64_t errors = 0;  // recoverable per-entry errors (see wsindex.Errors)
+    std::uint64_t bytes = 0;   // apparent size of the entries seen so far
+    double entries_per_second = 0;
+    std::string error;  // failed scans: why (text for people); else empty
+};
+
+// ---- wsindex.Scan ------------------------------------------------------------------------
+struct ScanParams {
+    std::vector<std::string> paths;  // absolute, at least one, bytes
+    bool wait = false;               // follow the scans until they finish (use with more)
+};
+// Without wait: one reply, the scans as queued/started. With wait and more: a reply with
+// continues every progress interval, then a final one when all scans ended.
+struct ScanReply {
+    std::vector<ScanInfo> scans;
+};
+
+// ---- wsindex.Status ----------------------------------------------------------------------
+struct WorkerStats {
+    std::uint64_t tasks = 0;
+    std::uint64_t steal_attempts = 0;
+    std::uint64_t steals = 0;
+    std::uint64_t items_stolen = 0;
+    std::uint64_t parked_ms = 0;
+};
+struct RootInfo {
+    std::string root;  // bytes
+    std::uint64_t last_scan_id = 0;
+    std::int64_t last_finished_ns = 0;
+    std::uint64_t entries = 0;
+    std::uint64_t bytes = 0;
+};
+struct StatusReply {
+    std::string server_version;
+    std::int64_t pid = 0;
+    std::uint64_t uptime_ms = 0;
+    std::optional<ScanInfo> running;  // null when idle
+    std::vector<ScanInfo> queued;
+    std::uint64_t queue_depth = 0;  // WalkResult batches waiting for the writer
+    std::vector<WorkerStats> workers;
+    std::vector<RootInfo> roots;
+};
+
+// ---- wsindex.Cancel ----------------------------------------------------------------------
+struct CancelParams {
+    std::optional<std::uint64_t> scan_id;  // absent: the running scan
+};
+struct CancelReply {
+    std::vector<std::uint64_t> cancelled;
+};
+
+// ---- wsindex.Find ------------------------------------------------------------------------
+enum class MatchMode { Substring, Glob, Regex };
+std::string_view match_mode_name(MatchMode mode);  // "substring", "glob", "regex"
+
+struct FindParams {
+    std::optional<std::string> pattern;  // bytes; absent: every entry
+    MatchMode match = MatchMode::Substring;
+    bool case_insensitive = false;
+    std::string types;  // find's %y letters ("fdlpscb"), any of them; empty: all types
+    std::optional<std::uint64_t> min_size;  // bytes, inclusive
+    std::optional<std::uint64_t> max_size;  // bytes, inclusive
+    std::optional<std::int64_t> newer_ns;   // mtime strictly after this
+    std::optional<std::string> under;       // absolute path, bytes
+    std::uint64_t limit = 0;                // 0: no limit
+};
+struct FindEntry {
+    std::string path;  // bytes
+    char type = '?';   // find's %y letter
+    std::uint64_t size = 0;
+    std::int64_t mtime_ns = 0;
+};
+// Streamed (more): replies with continues carry batches; the final one the rest (may be empty).
+struct FindReply {
+    std::vector<FindEntry> entries;
+    bool truncated = false;  // the limit cut the result (final reply only)
+};
+
+// ---- wsindex.Du --------------------------------------------------------------------------
+struct DuParams {
+    std::optional<std::string> path;  // absolute, bytes; absent: every indexed root
+    std::uint32_t depth = 0;          // 0: the path itself; 1: and its children ...
+    std::uint64_t top = 0;            // >0: only the N largest below the path, by size
+};
+struct DuEntry {
+    std::string path;  // bytes
+    std::uint32_t depth = 0;
+    std::uint64_t size = 0;     // apparent bytes, directories included, hard links once
+    std::uint64_t disk = 0;     // allocated bytes (st_blocks * 512), hard links once
+    std::uint64_t files = 0;    // non-directory entries below
+    std::uint64_t dirs = 0;     // directories below, itself excluded
+};
+struct DuReply {
+    std::vector<DuEntry> entries;
+};
+
+// ---- wsindex.Errors ----------------------------------------------------------------------
+struct ErrorsParams {
+    std::optional<std::uint64_t> scan_id;  // absent: the latest scan
+    std::uint64_t limit = 0;               // 0: all
+};
+struct ErrorEntry {
+    std::string path;  // bytes
+    int error = 0;     // errno
+    std::string error_name;  // "EACCES"
+    std::string message;     // strerror text
+};
+struct ErrorsReply {
+    std::uint64_t scan_id = 0;
+    std::vector<ErrorEntry> errors;
+};
+
+// ---- wsindex.Scans -----------------------------------------------------------------------
+struct ScansParams {
+    std::uint64_t limit = 0;  // 0: all, newest first
+};
+struct ScansReply {
+    std::vector<ScanInfo> scans;
+};
+
+// Encoders (never throw: byte strings go through encode_bytes).
+nlohmann::json to_json(const VersionReply& v);
+nlohmann::json to_json(const ScanInfo& v);
+nlohmann::json to_json(const ScanParams& v);
+nlohmann::json to_json(const ScanReply& v);
+nlohmann::json to_json(const WorkerStats& v);
+nlohmann::json to_json(const RootInfo& v);
+nlohmann::json to_json(const StatusReply& v);
+nlohmann::json to_json(const CancelParams& v);
+nlohmann::json to_json(const CancelReply& v);
+nlohmann::json to_json(const FindParams& v);
+nlohmann::json to_json(const FindEntry& v);
+nlohmann::json to_json(const FindReply& v);
+nlohmann::json to_json(const DuParams& v);
+nlohmann::json to_json(const DuEntry& v);
+nlohmann::json to_json(const DuReply& v);
+nlohmann::json to_json(const ErrorsParams& v);
+nlohmann::json to_json(const ErrorEntry& v);
+nlohmann::json to_json(const ErrorsReply& v);
+nlohmann::json to_json(const ScansParams& v);
+nlohmann::json to_json(const ScansReply& v);
+
+template <> Result<VersionReply> from_json<VersionReply>(const nlohmann::json& j);
+template <> Result<ScanInfo> from_json<ScanInfo>(const nlohmann::json& j);
+template <> Result<ScanParams> from_json<ScanParams>(const nlohmann::json& j);
+template <> Result<ScanReply> from_json<ScanReply>(const nlohmann::json& j);
+template <> Result<WorkerStats> from_json<WorkerStats>(const nlohmann::json& j);
+template <> Result<RootInfo> from_json<RootInfo>(const nlohmann::json& j);
+template <> Result<StatusReply> from_json<StatusReply>(const nlohmann::json& j);
+template <> Result<CancelParams> from_json<CancelParams>(const nlohmann::json& j);
+template <> Result<CancelReply> from_json<CancelReply>(const nlohmann::json& j);
+template <> Result<FindParams> from_json<FindParams>(const nlohmann::json& j);
+template <> Result<FindEntry> from_json<FindEntry>(const nlohmann::json& j);
+template <> Result<FindReply> from_json<FindReply>(const nlohmann::json& j);
+template <> Result<DuParams> from_json<DuParams>(const nlohmann::json& j);
+template <> Result<DuEntry> from_json<DuEntry>(const nlohmann::json& j);
+template <> Result<DuReply> from_json<DuReply>(const nlohmann::json& j);
+template <> Result<ErrorsParams> from_json<ErrorsParams>(const nlohmann::json& j);
+template <> Result<ErrorEntry> from_json<ErrorEntry>(const nlohmann::json& j);
+template <> Result<ErrorsReply> from_json<ErrorsReply>(const nlohmann::json& j);
+template <> Result<ScansParams> from_json<ScansParams>(const nlohmann::json& j);
+template <> Result<ScansReply> from_json<ScansReply>(const nlohmann::json& j);
+
+}  // namespace wsindex::ipc

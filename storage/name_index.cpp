@@ -1,0 +1,66 @@
+// NameIndex: loading the names of the visible index and locating matches with memmem.
+#include "storage/name_index.hpp"
+
+#include <string.h>  // memmem (GNU)
+
+#include <algorithm>
+
+#include "storage/database.hpp"
+
+namespace wsindex::storage {
+
+core::Status NameIndex::load(Database& db, NameIndex* out) {
+    NameIndex index;
+    // One read transaction: the generation and the names come from the same snapshot.
+    if (auto s = db.exec("BEGIN"); !s) return s;
+    core::Status s = db.query_int64("SELECT value FROM meta WHERE key = 'generation'",
+                                    &index.generation_);
+    Statement names;
+    if (s) {
+        // Joined with dirs: rows of running scans and replaced rows awaiting collection
+        // have no visible directory.
+        s = db.prepare("SELECT e.dir, e.name FROM dirs AS d JOIN entries AS e ON e.dir = d.id",
+                       &names);
+    }
+    for (bool row = true; s;) {
+        s = names.step(&row);
+        if (!s || !row) break;
+        index.dirs_.push_back(names.column_int64(0));
+        index.starts_.push_back(index.names_.size());
+        index.names_.append(names.column_bytes(1));
+        index.names_.push_back('\0');
+    }
+    names = {};
+    (void)db.exec("COMMIT");
+    if (!s) return s;
+    index.folded_ = index.names_;
+    for (char& c : index.folded_) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    index.names_.shrink_to_fit();
+    index.starts_.shrink_to_fit();
+    index.dirs_.shrink_to_fit();
+    *out = std::move(index);
+    return {};
+}
+
+std::size_t NameIndex::memory_bytes() const {
+    return names_.capacity() + folded_.capacity() + starts_.capacity() * sizeof(std::uint64_t) +
+           dirs_.capacity() * sizeof(std::int64_t);
+}
+
+std::size_t NameIndex::name_at(std::size_t pos) const {
+    const auto it = std::upper_bound(starts_.begin(), starts_.end(), pos);
+    return static_cast<std::size_t>(it - starts_.begin()) - 1;
+}
+
+std::size_t NameIndex::find(const std::string& haystack, std::string_view needle,
+                            std::size_t from) const {
+    if (needle.empty()) return from < haystack.size() ? from : std::string::npos;
+    const void* hit = ::memmem(haystack.data() + from, haystack.size() - from, needle.data(),
+                               needle.size());
+    if (hit == nullptr) return std::string::npos;
+    return static_cast<std::size_t>(static_cast<const char*>(hit) - haystack.data());
+}
+
+}  // namespace wsindex::storage

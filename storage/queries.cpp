@@ -1,0 +1,317 @@
+// Queries: SQL assembly for filtered finds, the name-index path, and directory totals.
+#include "storage/queries.hpp"
+
+#include <algorithm>
+
+#include "storage/database.hpp"
+#include "storage/name_index.hpp"
+#include "storage/path_range.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+// Above this many name-index candidates, point lookups (a few µs each) cost more than one
+// sequential scan of the table with the filters pushed down.
+constexpr std::size_t kMaxIndexCandidates = 50000;
+
+constexpr const char* kFileColumns =
+    "d.prefix, e.name, e.type, e.size, e.blocks, e.mtime_ns, e.ctime_ns, e.mode, e.uid, e.gid,"
+    " e.dev, e.ino, e.nlink, e.error";
+
+FileRow read_file_row(const Statement& s) {
+    FileRow r;
+    r.path.assign(s.column_bytes(0));
+    r.name.assign(s.column_bytes(1));
+    r.path += r.name;
+    const std::string_view type = s.column_bytes(2);
+    r.type = type.empty() ? '?' : type[0];
+    r.has_stat = !s.column_is_null(3);
+    r.size = s.column_int64(3);
+    r.blocks = s.column_int64(4);
+    r.mtime_ns = s.column_int64(5);
+    r.ctime_ns = s.column_int64(6);
+    r.mode = static_cast<std::uint32_t>(s.column_int64(7));
+    r.uid = static_cast<std::uint32_t>(s.column_int64(8));
+    r.gid = static_cast<std::uint32_t>(s.column_int64(9));
+    r.dev = static_cast<std::uint64_t>(s.column_int64(10));
+    r.ino = static_cast<std::uint64_t>(s.column_int64(11));
+    r.nlink = static_cast<std::uint64_t>(s.column_int64(12));
+    r.error = static_cast<int>(s.column_int64(13));
+    return r;
+}
+
+DirTotalsRow read_dir_row(const Statement& s) {
+    DirTotalsRow r;
+    std::string_view prefix = s.column_bytes(0);
+    if (prefix.size() > 1) prefix.remove_suffix(1);
+    r.path.assign(prefix);
+    r.size = s.column_int64(1);
+    r.blocks = s.column_int64(2);
+    r.files = s.column_int64(3);
+    r.dirs = s.column_int64(4);
+    r.depth = static_cast<std::uint32_t>(s.column_int64(5));
+    return r;
+}
+
+// The WHERE clause of the metadata filters, with its parameters in `binds` (blob or int).
+struct Bind {
+    enum class Kind { text, blob, integer } kind;
+    std::string bytes;
+    std::int64_t value;
+};
+
+std::string metadata_filters(const FindQuery& q, std::vector<Bind>* binds) {
+    std::string where;
+    auto add_int = [&](const char* sql, std::int64_t v) {
+        where += sql;
+        binds->push_back({Bind::Kind::integer, {}, v});
+    };
+    if (!q.types.empty()) {
+        where += " AND e.type IN (";
+        for (std::size_t i = 0; i < q.types.size(); ++i) {
+            where += i == 0 ? "?" : ",?";
+            binds->push_back({Bind::Kind::text, std::string(1, q.types[i]), 0});
+        }
+        where += ")";
+    }
+    if (q.min_size) add_int(" AND e.size >= ?", *q.min_size);
+    if (q.max_size) add_int(" AND e.size <= ?", *q.max_size);
+    if (q.min_mtime_ns) add_int(" AND e.mtime_ns >= ?", *q.min_mtime_ns);
+    if (q.max_mtime_ns) add_int(" AND e.mtime_ns <= ?", *q.max_mtime_ns);
+    if (q.uid) add_int(" AND e.uid = ?", *q.uid);
+    if (!q.under.empty()) {
+        const PrefixRange r = subtree_range(q.under);
+        where += " AND d.prefix >= ? AND d.prefix < ?";
+        binds->push_back({Bind::Kind::blob, r.lo, 0});
+        binds->push_back({Bind::Kind::blob, r.hi, 0});
+    }
+    return where;
+}
+
+void bind_all(Statement& s, const std::vector<Bind>& binds, int first) {
+    int i = first;
+    // The type letter is TEXT in the table, paths are BLOBs: a BLOB never equals a TEXT.
+    for (const Bind& b : binds) {
+        switch (b.kind) {
+            case Bind::Kind::text: s.bind_text(i++, b.bytes); break;
+            case Bind::Kind::blob: s.bind_blob(i++, b.bytes); break;
+            case Bind::Kind::integer: s.bind_int64(i++, b.value); break;
+        }
+    }
+}
+
+const char* order_sql(Order order) {
+    switch (order) {
+        case Order::none: return "";
+        case Order::path: return " ORDER BY d.prefix, e.name";
+        case Order::size_desc: return " ORDER BY e.size DESC";
+        case Order::mtime_desc: return " ORDER BY e.mtime_ns DESC";
+    }
+    return "";
+}
+
+void sort_rows(Order order, std::vector<FileRow>* rows) {
+    auto& v = *rows;
+    switch (order) {
+        case Order::none: return;
+        case Order::path:
+            // Matches SQL's (prefix, name) order: paths compared as prefix then name.
+            std::sort(v.begin(), v.end(), [](const FileRow& a, const FileRow& b) {
+                const std::string_view pa = std::string_view(a.path).substr(0, a.path.size() - a.name.size());
+                const std::string_view pb = std::string_view(b.path).substr(0, b.path.size() - b.name.size());
+                return pa != pb ? pa < pb : a.name < b.name;
+            });
+            return;
+        case Order::size_desc:
+            std::stable_sort(v.begin(), v.end(),
+                             [](const FileRow& a, const FileRow& b) { return a.size > b.size; });
+            return;
+        case Order::mtime_desc:
+            std::stable_sort(v.begin(), v.end(), [](const FileRow& a, const FileRow& b) {
+                return a.mtime_ns > b.mtime_ns;
+            });
+            return;
+    }
+}
+
+// Ends a read transaction on every path out of find().
+class ReadTransaction {
+public:
+    explicit ReadTransaction(Database& db) : db_(db) {}
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+    ~ReadTransaction() {
+        if (open_) (void)db_.exec("COMMIT");
+    }
+    core::Status begin() {
+        core::Status s = db_.exec("BEGIN");
+        open_ = s.is_ok();
+        return s;
+    }
+
+private:
+    Database& db_;
+    bool open_ = false;
+};
+
+}  // namespace
+
+core::Status Queries::find(const FindQuery& q, std::vector<FileRow>* out) {
+    out->clear();
+    last_used_index_ = false;
+    // One snapshot for the generation check and every lookup.
+    ReadTransaction txn(db_);
+    if (auto s = txn.begin(); !s) return s;
+    if (index_ != nullptr && q.match == NameMatch::substring && !q.pattern.empty()) {
+        std::int64_t generation = -1;
+        if (auto s = db_.query_int64("SELECT value FROM meta WHERE key = 'generation'",
+                                     &generation);
+            !s) {
+            return s;
+        }
+        if (generation == index_->generation()) {
+            bool done = false;
+            if (auto s = find_with_index(q, out, &done); !s) return s;
+            if (done) {
+                last_used_index_ = true;
+                return {};
+            }
+            out->clear();
+        }
+    }
+    return find_with_sql(q, out);
+}
+
+core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done) {
+    std::vector<Bind> binds;
+    const std::string sql = std::string("SELECT ") + kFileColumns +
+                            " FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
+                            " WHERE e.dir = ?1 AND e.name = ?2" +
+                            metadata_filters(q, &binds);
+    Statement lookup;
+    if (auto s = db_.prepare(sql, &lookup); !s) return s;
+    // Without an order, the first `limit` matches are the answer; with one, all are needed.
+    const std::size_t wanted =
+        q.order == Order::none && q.limit != 0 ? q.limit : static_cast<std::size_t>(-1);
+    std::size_t candidates = 0;
+    core::Status status;
+    bool too_many = false;
+    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
+        if (++candidates > kMaxIndexCandidates && q.order != Order::none) {
+            too_many = true;
+            return false;
+        }
+        lookup.bind_int64(1, key.dir).bind_blob_static(2, key.name);
+        bind_all(lookup, binds, 3);
+        bool row = false;
+        status = lookup.step(&row);
+        if (!status) return false;
+        if (row) out->push_back(read_file_row(lookup));
+        lookup.reset();
+        return out->size() < wanted;
+    });
+    if (!status) return status;
+    if (too_many) return {};  // *done stays false: the SQL scan answers instead
+    sort_rows(q.order, out);
+    if (q.limit != 0 && out->size() > q.limit) out->resize(q.limit);
+    *done = true;
+    return {};
+}
+
+core::Status Queries::find_with_sql(const FindQuery& q, std::vector<FileRow>* out) {
+    std::vector<Bind> binds;
+    std::string name_filter;
+    if (!q.pattern.empty()) {
+        switch (q.match) {
+            case NameMatch::substring:
+                // instr() on BLOBs compares bytes; lower() folds ASCII only (no ICU).
+                name_filter = q.ignore_case ? " AND instr(lower(e.name), lower(?)) > 0"
+                                            : " AND instr(e.name, ?) > 0";
+                break;
+            case NameMatch::glob:
+                name_filter = q.ignore_case ? " AND lower(e.name) GLOB lower(?)"
+                                            : " AND e.name GLOB ?";
+                break;
+            case NameMatch::regex:
+                name_filter = q.ignore_case ? " AND iregexp(?, e.name)" : " AND regexp(?, e.name)";
+                break;
+        }
+    }
+    const std::string metadata = metadata_filters(q, &binds);
+    std::string sql = std::string("SELECT ") + kFileColumns +
+                      " FROM entries AS e JOIN dirs AS d ON d.id = e.dir WHERE 1" + name_filter +
+                      metadata + order_sql(q.order);
+    if (q.limit != 0) sql += " LIMIT " + std::to_string(q.limit);
+    Statement stmt;
+    if (auto s = db_.prepare(sql, &stmt); !s) return s;
+    int next = 1;
+    if (!name_filter.empty()) {
+        // Substring wants bytes (BLOB instr); GLOB and REGEXP take the pattern as text.
+        if (q.match == NameMatch::substring && !q.ignore_case) {
+            stmt.bind_blob(next++, q.pattern);
+        } else {
+            stmt.bind_text(next++, q.pattern);
+        }
+    }
+    bind_all(stmt, binds, next);
+    for (bool row = true;;) {
+        if (auto s = stmt.step(&row); !s) return s;
+        if (!row) break;
+        out->push_back(read_file_row(stmt));
+    }
+    return {};
+}
+
+core::Status Queries::biggest_files(std::string_view under, std::size_t limit,
+                                    std::vector<FileRow>* out) {
+    FindQuery q;
+    q.types = "f";
+    q.under.assign(under);
+    q.order = Order::size_desc;
+    q.limit = limit;
+    return find(q, out);
+}
+
+core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
+                                   std::vector<DirTotalsRow>* out) {
+    out->clear();
+    const PrefixRange r = subtree_range(under.empty() ? "/" : under);
+    Statement s;
+    if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
+                              " WHERE id != 0 AND prefix > ? AND prefix < ?"
+                              " ORDER BY size DESC LIMIT ?",
+                              &s);
+        !st) {
+        return st;
+    }
+    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, static_cast<std::int64_t>(limit));
+    for (bool row = true;;) {
+        if (auto st = s.step(&row); !st) return st;
+        if (!row) break;
+        out->push_back(read_dir_row(s));
+    }
+    return {};
+}
+
+core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
+                                 std::vector<DirTotalsRow>* out) {
+    out->clear();
+    const PrefixRange r = subtree_range(path);
+    Statement s;
+    if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
+                              " WHERE id != 0 AND prefix >= ? AND prefix < ? AND depth <= ?"
+                              " ORDER BY prefix",
+                              &s);
+        !st) {
+        return st;
+    }
+    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, path_depth(path) + depth);
+    for (bool row = true;;) {
+        if (auto st = s.step(&row); !st) return st;
+        if (!row) break;
+        out->push_back(read_dir_row(s));
+    }
+    return {};
+}
+
+}  // namespace wsindex::storage

@@ -1,0 +1,655 @@
+// ScanWriter: ingest of one scan (buffered, key-sorted, batched) and its atomic swap-in.
+#include "storage/scan_writer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "storage/path_range.hpp"
+#include "storage/sqlite_error.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+std::int64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Rolls back unless released: every early return inside a transaction leaves none open.
+class TransactionGuard {
+public:
+    explicit TransactionGuard(Database& db) : db_(db) {}
+    TransactionGuard(const TransactionGuard&) = delete;
+    TransactionGuard& operator=(const TransactionGuard&) = delete;
+    ~TransactionGuard() {
+        if (active_) (void)db_.exec("ROLLBACK");
+    }
+    core::Status begin(const char* sql = "BEGIN") {
+        core::Status status = db_.exec(sql);
+        active_ = status.is_ok();
+        return status;
+    }
+    core::Status commit() {
+        core::Status status = db_.exec("COMMIT");
+        // A failed COMMIT (SQLITE_FULL) may leave the transaction open; the guard rolls back.
+        active_ = !status.is_ok() && !db_.autocommit();
+        return status;
+    }
+
+private:
+    Database& db_;
+    bool active_ = false;
+};
+
+// Binds an entry row's columns 3..14 (type and metadata; NULL metadata without a stat).
+void bind_entry_metadata(Statement& e, const core::WalkResult& r) {
+    const char type = static_cast<char>(r.type);
+    e.bind_text(3, std::string_view(&type, 1));
+    if (r.has_stat) {
+        e.bind_int64(4, static_cast<std::int64_t>(r.size))
+            .bind_int64(5, static_cast<std::int64_t>(r.blocks))
+            .bind_int64(6, r.mtime_ns)
+            .bind_int64(7, r.ctime_ns)
+            .bind_int64(8, r.mode)
+            .bind_int64(9, r.uid)
+            .bind_int64(10, r.gid)
+            .bind_int64(11, static_cast<std::int64_t>(r.dev))
+            .bind_int64(12, static_cast<std::int64_t>(r.ino))
+            .bind_int64(13, static_cast<std::int64_t>(r.nlink));
+    }
+    if (r.error != 0) e.bind_int64(14, r.error);
+}
+
+}  // namespace
+
+core::Status ScanWriter::open(const std::string& db_path, std::unique_ptr<ScanWriter>* out) {
+    std::unique_ptr<ScanWriter> writer(new ScanWriter());
+    if (auto s = WriterLock::acquire(db_path, &writer->lock_); !s) return s;
+    if (auto s = Database::open(db_path, OpenMode::read_write, &writer->db_); !s) return s;
+    // Rows of a running scan wait here for the swap; TEMP, so a crash leaves none behind.
+    if (auto s = writer->db_.exec(
+            "CREATE TEMP TABLE pending_dirs(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
+            " depth INTEGER NOT NULL, prefix BLOB NOT NULL)");
+        !s) {
+        return s;
+    }
+    if (auto s = writer->prepare_statements(); !s) return s;
+    if (auto s = writer->recover(); !s) return s;
+    *out = std::move(writer);
+    return {};
+}
+
+core::Status ScanWriter::prepare_statements() {
+    core::Status s = db_.prepare(
+        "INSERT INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns, mode, uid, gid,"
+        " dev, ino, nlink, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        " ?14)",
+        &insert_entry_);
+    if (s) {
+        s = db_.prepare("INSERT INTO temp.pending_dirs(id, parent, depth, prefix) VALUES (?,?,?,?)",
+                        &insert_pending_dir_);
+    }
+    if (s) {
+        // OR IGNORE: two names of one inode in one directory count once there anyway.
+        s = db_.prepare("INSERT OR IGNORE INTO links(dir, dev, ino, size, blocks) VALUES (?,?,?,?,?)",
+                        &insert_link_);
+    }
+    if (s) {
+        s = db_.prepare("INSERT INTO errors(scan_id, path, errno, message) VALUES (?,?,?,?)",
+                        &insert_error_);
+    }
+    if (s) {
+        s = db_.prepare("UPDATE scans SET entries = ?, errors = ?, dir_max = ? WHERE id = ?",
+                        &update_progress_);
+    }
+    return s;
+}
+
+core::Status ScanWriter::recover() {
+    // We hold the writer lock, so a `running` scan belongs to a process that died.
+    if (auto s = db_.exec("UPDATE scans SET state = 'interrupted', finished_ns = " +
+                          std::to_string(now_ns()) +
+                          ", error = 'the indexing process ended during the scan'"
+                          " WHERE state = 'running'");
+        !s) {
+        return s;
+    }
+    Statement leftovers;
+    if (auto s = db_.prepare("SELECT id, dir_base, dir_max FROM scans"
+                             " WHERE state != 'complete' AND cleared = 0",
+                             &leftovers);
+        !s) {
+        return s;
+    }
+    std::vector<std::array<std::int64_t, 3>> scans;
+    for (bool row = true;;) {
+        if (auto s = leftovers.step(&row); !s) return s;
+        if (!row) break;
+        scans.push_back({leftovers.column_int64(0), leftovers.column_int64(1),
+                         leftovers.column_int64(2)});
+    }
+    leftovers.reset();
+    for (const auto& [id, base, max] : scans) {
+        if (auto s = clear_scan_rows(id, base, max); !s) return s;
+    }
+    return collect_garbage();
+}
+
+// The rows of an unsuccessful scan: its own directory-id range, which nothing visible uses.
+core::Status ScanWriter::clear_scan_rows(std::int64_t scan_id, std::int64_t base,
+                                         std::int64_t max) {
+    const std::string range = " WHERE dir BETWEEN " + std::to_string(base) + " AND " +
+                              std::to_string(max);
+    const std::string id = std::to_string(scan_id);
+    TransactionGuard txn(db_);
+    if (auto s = txn.begin(); !s) return s;
+    if (auto s = db_.exec("DELETE FROM entries" + range + "; DELETE FROM links" + range +
+                          "; DELETE FROM errors WHERE scan_id = " + id +
+                          "; UPDATE scans SET cleared = 1 WHERE id = " + id);
+        !s) {
+        return s;
+    }
+    return txn.commit();
+}
+
+core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options) {
+    if (scan_id_ != 0) {
+        return storage_status(StorageErrc::scan_in_progress,
+                              "scan " + std::to_string(scan_id_) + " of " + root_ + " is running");
+    }
+    if (!is_normalized_root(root)) {
+        return storage_status(StorageErrc::bad_root, "scan root '" + std::string(root) +
+                                                         "' is not a normalized absolute path");
+    }
+    // A previous scan in this process may have failed to record its end (disk full).
+    if (auto s = recover(); !s) return s;
+
+    root_.assign(root);
+    root_depth_ = path_depth(root_);
+    root_parent_ = 0;
+    root_name_ = root_;
+    if (root_ != "/") {
+        // Subtree rescan when the parent directory is indexed; otherwise a top-level root,
+        // unless some indexed root contains it (then the gap would break ancestor totals).
+        Statement find;
+        if (auto s = db_.prepare("SELECT id FROM dirs WHERE prefix = ?", &find); !s) return s;
+        std::string_view parent = parent_path(root_);
+        bool row = false;
+        find.bind_blob(1, dir_prefix(parent));
+        if (auto s = find.step(&row); !s) return s;
+        if (row) {
+            root_parent_ = find.column_int64(0);
+            root_name_.assign(base_name(root_));
+        } else {
+            for (std::string_view up = parent_path(parent); !up.empty(); up = parent_path(up)) {
+                find.reset();
+                find.bind_blob(1, dir_prefix(up));
+                if (auto s = find.step(&row); !s) return s;
+                if (row) {
+                    return storage_status(
+                        StorageErrc::bad_root,
+                        "cannot rescan " + root_ + ": its parent " + std::string(parent) +
+                            " is not in the index of " + std::string(up) + "; rescan a parent");
+                }
+            }
+        }
+    }
+
+    std::int64_t next = 0;
+    if (auto s = db_.query_int64("SELECT max(coalesce((SELECT max(dir_max) FROM scans), 0),"
+                                 " coalesce((SELECT max(id) FROM dirs), 0)) + 1",
+                                 &next);
+        !s) {
+        return s;
+    }
+    Statement insert;
+    if (auto s = db_.prepare("INSERT INTO scans(root, state, started_ns, dir_base, dir_max)"
+                             " VALUES (?, 'running', ?, ?, ?)",
+                             &insert);
+        !s) {
+        return s;
+    }
+    insert.bind_blob(1, root_).bind_int64(2, now_ns()).bind_int64(3, next).bind_int64(4, next - 1);
+    if (auto s = insert.run(); !s) return s;
+    scan_id_ = db_.last_insert_rowid();
+    options_ = options;
+    base_ = next;
+    dir_max_ = next - 1;
+    entries_ = errors_ = rows_written_ = 0;
+    have_root_ = false;
+    root_record_ = {};
+    totals_ = {};
+    pending_.clear();
+    pending_.reserve(options_.rows_per_transaction);
+    failed_ = {};
+    return db_.exec("DELETE FROM temp.pending_dirs");
+}
+
+core::Status ScanWriter::write(std::span<core::WalkResult> batch) {
+    if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "write without a scan");
+    if (!failed_) return failed_;
+    if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
+    for (core::WalkResult& r : batch) {
+        pending_.push_back(std::move(r));
+        if (pending_.size() >= options_.rows_per_transaction) {
+            if (auto s = flush(); !s) return s;
+            pending_since_ = std::chrono::steady_clock::now();
+        }
+    }
+    return flush_if_due();
+}
+
+core::Status ScanWriter::flush_if_due() {
+    if (!failed_) return failed_;
+    if (pending_.empty()) return {};
+    if (std::chrono::steady_clock::now() - pending_since_ < options_.max_transaction_age) {
+        return {};
+    }
+    return flush();
+}
+
+core::Status ScanWriter::flush() {
+    if (pending_.empty()) return {};
+    // Key order inside the transaction: each batch then touches a few B-tree leaves at the
+    // right edge instead of scattered pages (ANCHORS: scattered keys cost 12x).
+    std::sort(pending_.begin(), pending_.end(),
+              [](const core::WalkResult& a, const core::WalkResult& b) {
+                  if (a.parent_id != b.parent_id) return a.parent_id < b.parent_id;
+                  return a.name() < b.name();
+              });
+    TransactionGuard txn(db_);
+    core::Status s = txn.begin();
+    for (std::size_t i = 0; s && i < pending_.size(); ++i) s = insert_row(pending_[i]);
+    if (s) {
+        update_progress_.bind_int64(1, static_cast<std::int64_t>(entries_))
+            .bind_int64(2, static_cast<std::int64_t>(errors_))
+            .bind_int64(3, dir_max_)
+            .bind_int64(4, scan_id_);
+        s = update_progress_.run();
+    }
+    if (s) s = txn.commit();
+    pending_.clear();
+    if (!s) {
+        failed_ = core::Status(s.code(), "index write failed for scan " +
+                                             std::to_string(scan_id_) + " of " + root_ + ": " +
+                                             s.message());
+        return failed_;
+    }
+    return {};
+}
+
+core::Status ScanWriter::insert_row(core::WalkResult& r) {
+    if (options_.fail_after_rows != 0 && ++rows_written_ > options_.fail_after_rows) {
+        return storage_status(StorageErrc::injected_failure, "injected write failure");
+    }
+    totals_.add(r);
+    if (root_ == "/" && r.path.size() > 1 && r.path[0] == '/' && r.path[1] == '/') {
+        // A walker that joins "/" + "/" + name: keep one slash so prefixes stay canonical.
+        r.path.erase(0, 1);
+        if (r.name_offset > 0) --r.name_offset;
+    }
+    if (r.error != 0) {
+        insert_error_.bind_int64(1, scan_id_)
+            .bind_blob_static(2, r.path)
+            .bind_int64(3, r.error)
+            .bind_text(4, std::strerror(r.error));
+        if (auto s = insert_error_.run(); !s) return s;
+        ++errors_;
+    }
+    ++entries_;
+    const bool is_root = r.parent_id == 0;
+    const std::int64_t parent = is_root ? root_parent_ : gid(r.parent_id);
+    if (r.is_dir() && r.dir_id != 0) {
+        const std::int64_t id = gid(r.dir_id);
+        dir_max_ = std::max(dir_max_, id);
+        insert_pending_dir_.bind_int64(1, id)
+            .bind_int64(2, parent)
+            .bind_int64(3, root_depth_ + r.depth)
+            .bind_blob(4, dir_prefix(r.path));
+        if (auto s = insert_pending_dir_.run(); !s) return s;
+    }
+    if (is_root) {
+        // Its key collides with the visible old root entry: it is written by the swap.
+        root_record_ = std::move(r);
+        have_root_ = true;
+        return {};
+    }
+    dir_max_ = std::max(dir_max_, parent);
+    Statement& e = insert_entry_;
+    e.bind_int64(1, parent).bind_blob_static(2, r.name());
+    bind_entry_metadata(e, r);
+    if (auto s = e.run(); !s) return s;
+    if (!r.is_dir() && r.has_stat && r.nlink > 1) {
+        insert_link_.bind_int64(1, parent)
+            .bind_int64(2, static_cast<std::int64_t>(r.dev))
+            .bind_int64(3, static_cast<std::int64_t>(r.ino))
+            .bind_int64(4, static_cast<std::int64_t>(r.size))
+            .bind_int64(5, static_cast<std::int64_t>(r.blocks));
+        if (auto s = insert_link_.run(); !s) return s;
+    }
+    return {};
+}
+
+core::Status ScanWriter::complete() {
+    if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "complete without a scan");
+    core::Status s = failed_;
+    if (s) s = flush();
+    if (s && (!have_root_ || !root_record_.is_dir() || root_record_.dir_id != 1)) {
+        s = storage_status(StorageErrc::bad_root,
+                           "the walk of " + root_ + " produced no root directory record");
+    }
+    if (s) {
+        totals_.finish();
+        s = swap_in();
+    }
+    if (!s) {
+        (void)abort(s, false);
+        return s;
+    }
+    last_scan_id_ = scan_id_;
+    scan_id_ = 0;
+    totals_ = {};
+    return {};
+}
+
+core::Status ScanWriter::swap_in() {
+    const PrefixRange range = subtree_range(root_);
+    TransactionGuard txn(db_);
+    // IMMEDIATE: take the write lock before reading what the swap depends on.
+    if (auto s = txn.begin("BEGIN IMMEDIATE"); !s) return s;
+
+    // Multi-link inodes counted once below a prefix range: the part of a total that is not
+    // additive, so it is recomputed for each ancestor instead of adjusted.
+    Statement multi;
+    if (auto s = db_.prepare(
+            "SELECT coalesce(sum(s), 0), coalesce(sum(b), 0), count(*) FROM"
+            " (SELECT max(l.size) AS s, max(l.blocks) AS b FROM links AS l"
+            "  JOIN dirs AS d ON d.id = l.dir WHERE d.prefix >= ?1 AND d.prefix < ?2"
+            "  GROUP BY l.dev, l.ino)",
+            &multi);
+        !s) {
+        return s;
+    }
+    auto multi_of = [&](std::string_view prefix, Totals* out) -> core::Status {
+        const PrefixRange r = subtree_range(prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1)
+                                                              : prefix);
+        multi.bind_blob(1, r.lo).bind_blob(2, r.hi);
+        bool row = false;
+        if (auto s = multi.step(&row); !s) return s;
+        *out = Totals{multi.column_int64(0), multi.column_int64(1), multi.column_int64(2), 0};
+        multi.reset();
+        return {};
+    };
+
+    // 1. Subtree rescan: read the ancestors and the old root's contribution before deleting.
+    struct Ancestor {
+        std::int64_t id;
+        Totals single;  // its total without multi-link inodes
+    };
+    std::vector<Ancestor> ancestors;
+    Totals old_single;
+    if (root_parent_ != 0) {
+        Statement dir;
+        if (auto s = db_.prepare("SELECT parent, prefix, size, blocks, files, dirs FROM dirs"
+                                 " WHERE id = ?",
+                                 &dir);
+            !s) {
+            return s;
+        }
+        for (std::int64_t id = root_parent_; id != 0;) {
+            dir.bind_int64(1, id);
+            bool row = false;
+            if (auto s = dir.step(&row); !s) return s;
+            if (!row) break;
+            Totals total{dir.column_int64(2), dir.column_int64(3), dir.column_int64(4),
+                         dir.column_int64(5)};
+            const std::int64_t parent = dir.column_int64(0);
+            const std::string prefix(dir.column_bytes(1));
+            dir.reset();
+            Totals m;
+            if (auto s = multi_of(prefix, &m); !s) return s;
+            total -= m;
+            ancestors.push_back({id, total});
+            id = parent;
+        }
+        Statement old;
+        if (auto s = db_.prepare("SELECT type, size, blocks, nlink FROM entries"
+                                 " WHERE dir = ? AND name = ?",
+                                 &old);
+            !s) {
+            return s;
+        }
+        old.bind_int64(1, root_parent_).bind_blob(2, root_name_);
+        bool row = false;
+        if (auto s = old.step(&row); !s) return s;
+        if (row) {
+            const bool was_dir = old.column_bytes(0) == "d";
+            const std::int64_t size = old.column_int64(1);
+            const std::int64_t blocks = old.column_int64(2);
+            const std::int64_t nlink = old.column_int64(3);
+            old.reset();
+            if (was_dir) {
+                dir.reset();
+                Statement by_prefix;
+                if (auto s = db_.prepare("SELECT size, blocks, files, dirs FROM dirs"
+                                         " WHERE prefix = ?",
+                                         &by_prefix);
+                    !s) {
+                    return s;
+                }
+                by_prefix.bind_blob(1, range.lo);
+                if (auto s = by_prefix.step(&row); !s) return s;
+                if (row) {
+                    old_single = Totals{by_prefix.column_int64(0), by_prefix.column_int64(1),
+                                        by_prefix.column_int64(2), by_prefix.column_int64(3)};
+                    Totals m;
+                    if (auto s = multi_of(range.lo, &m); !s) return s;
+                    old_single -= m;
+                } else {
+                    old_single = Totals{size, blocks, 0, 0};
+                }
+                old_single.dirs += 1;
+            } else if (nlink <= 1) {
+                old_single = Totals{size, blocks, 1, 0};
+            }
+            // A multi-link non-directory lives in `links` under the parent and is recounted
+            // by multi_of; its row there stays (another name in the parent may share it).
+        }
+    }
+
+    // 2. Delete what the scan replaces: directories at or below root, top-level roots below
+    //    it, the old root entry, and the errors recorded there by earlier scans.
+    {
+        const std::string id = std::to_string(scan_id_);
+        Statement stmt;
+        const char* deletes[] = {
+            "INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
+            " WHERE prefix >= ?1 AND prefix < ?2",
+            "DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2",
+            "DELETE FROM entries WHERE dir = 0 AND name >= ?1 AND name < ?2",
+            "DELETE FROM entries WHERE dir = ?4 AND name = ?5",
+            "DELETE FROM errors WHERE scan_id != ?6 AND (path = ?3 OR (path >= ?1 AND path < ?2))",
+        };
+        for (const char* sql : deletes) {
+            if (auto s = db_.prepare(sql, &stmt); !s) return s;
+            const int params = stmt.parameter_count();
+            if (params >= 1) stmt.bind_blob(1, range.lo);
+            if (params >= 2) stmt.bind_blob(2, range.hi);
+            if (params >= 3) stmt.bind_blob(3, root_);
+            if (params >= 4) stmt.bind_int64(4, root_parent_);
+            if (params >= 5) stmt.bind_blob(5, root_name_);
+            if (params >= 6) stmt.bind_int64(6, scan_id_);
+            if (auto s = stmt.run(); !s) return s;
+        }
+    }
+
+    // 3. The new root entry, then the new directories with their totals (ascending ids:
+    //    they append to dirs).
+    insert_entry_.bind_int64(1, root_parent_).bind_blob(2, root_name_);
+    bind_entry_metadata(insert_entry_, root_record_);
+    if (auto s = insert_entry_.run(); !s) return s;
+    {
+        Statement pending;
+        Statement insert;
+        if (auto s = db_.prepare("SELECT id, parent, depth, prefix FROM temp.pending_dirs"
+                                 " ORDER BY id",
+                                 &pending);
+            !s) {
+            return s;
+        }
+        if (auto s = db_.prepare("INSERT INTO dirs(id, parent, scan_id, depth, prefix, size,"
+                                 " blocks, files, dirs) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 &insert);
+            !s) {
+            return s;
+        }
+        for (bool row = true;;) {
+            if (auto s = pending.step(&row); !s) return s;
+            if (!row) break;
+            const std::int64_t id = pending.column_int64(0);
+            const Totals t = totals_.total(static_cast<std::uint64_t>(id - base_ + 1));
+            insert.bind_int64(1, id)
+                .bind_int64(2, pending.column_int64(1))
+                .bind_int64(3, scan_id_)
+                .bind_int64(4, pending.column_int64(2))
+                .bind_blob_static(5, pending.column_bytes(3))
+                .bind_int64(6, t.size)
+                .bind_int64(7, t.blocks)
+                .bind_int64(8, t.files)
+                .bind_int64(9, t.dirs);
+            if (auto s = insert.run(); !s) return s;
+        }
+        pending.reset();
+        if (auto s = db_.exec("DELETE FROM temp.pending_dirs"); !s) return s;
+    }
+
+    // 4. Ancestors: additive part adjusted by the difference, multi-link part recounted.
+    if (!ancestors.empty()) {
+        Totals new_single = totals_.single(1);
+        new_single.dirs += 1;
+        Statement prefix_of;
+        Statement update;
+        if (auto s = db_.prepare("SELECT prefix FROM dirs WHERE id = ?", &prefix_of); !s) return s;
+        if (auto s = db_.prepare("UPDATE dirs SET size = ?, blocks = ?, files = ?, dirs = ?"
+                                 " WHERE id = ?",
+                                 &update);
+            !s) {
+            return s;
+        }
+        for (const Ancestor& a : ancestors) {
+            prefix_of.bind_int64(1, a.id);
+            bool row = false;
+            if (auto s = prefix_of.step(&row); !s) return s;
+            const std::string prefix(prefix_of.column_bytes(0));
+            prefix_of.reset();
+            Totals t = a.single;
+            t -= old_single;
+            t += new_single;
+            Totals m;
+            if (auto s = multi_of(prefix, &m); !s) return s;
+            t += m;
+            update.bind_int64(1, t.size)
+                .bind_int64(2, t.blocks)
+                .bind_int64(3, t.files)
+                .bind_int64(4, t.dirs)
+                .bind_int64(5, a.id);
+            if (auto s = update.run(); !s) return s;
+        }
+    }
+
+    // 5. The scan is complete, and the index generation moves (name indexes reload).
+    {
+        Statement done;
+        if (auto s = db_.prepare("UPDATE scans SET state = 'complete', finished_ns = ?,"
+                                 " entries = ?, errors = ?, dir_max = ? WHERE id = ?",
+                                 &done);
+            !s) {
+            return s;
+        }
+        done.bind_int64(1, now_ns())
+            .bind_int64(2, static_cast<std::int64_t>(entries_))
+            .bind_int64(3, static_cast<std::int64_t>(errors_))
+            .bind_int64(4, dir_max_)
+            .bind_int64(5, scan_id_);
+        if (auto s = done.run(); !s) return s;
+        if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s) {
+            return s;
+        }
+    }
+    return txn.commit();
+}
+
+core::Status ScanWriter::mark_finished(const char* state, const std::string& error) {
+    Statement stmt;
+    if (auto s = db_.prepare("UPDATE scans SET state = ?, finished_ns = ?, entries = ?,"
+                             " errors = ?, error = ? WHERE id = ?",
+                             &stmt);
+        !s) {
+        return s;
+    }
+    stmt.bind_text(1, state)
+        .bind_int64(2, now_ns())
+        .bind_int64(3, static_cast<std::int64_t>(entries_))
+        .bind_int64(4, static_cast<std::int64_t>(errors_))
+        .bind_text(5, error)
+        .bind_int64(6, scan_id_);
+    return stmt.run();
+}
+
+core::Status ScanWriter::abort(const core::Status& reason, bool cancelled) {
+    if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "abort without a scan");
+    pending_.clear();
+    pending_.shrink_to_fit();
+    totals_ = {};
+    // On a full disk the WAL holds the space: checkpointing and truncating it may free enough
+    // to record the failure. Best effort; recovery at the next open finishes the job.
+    (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    core::Status first = mark_finished(cancelled ? "cancelled" : "failed",
+                                       reason.is_ok() ? std::string("cancelled") : reason.to_string());
+    core::Status cleared = clear_scan_rows(scan_id_, base_, dir_max_);
+    (void)db_.exec("DELETE FROM temp.pending_dirs");
+    last_scan_id_ = scan_id_;
+    scan_id_ = 0;
+    return first ? cleared : first;
+}
+
+core::Status ScanWriter::collect_garbage(std::size_t batch_dirs) {
+    Statement pick;
+    Statement del_entries;
+    Statement del_links;
+    Statement del_garbage;
+    core::Status s = db_.prepare("SELECT dir FROM garbage ORDER BY dir LIMIT ?", &pick);
+    if (s) s = db_.prepare("DELETE FROM entries WHERE dir = ?", &del_entries);
+    if (s) s = db_.prepare("DELETE FROM links WHERE dir = ?", &del_links);
+    if (s) s = db_.prepare("DELETE FROM garbage WHERE dir = ?", &del_garbage);
+    if (!s) return s;
+    std::vector<std::int64_t> ids;
+    for (;;) {
+        ids.clear();
+        pick.bind_int64(1, static_cast<std::int64_t>(batch_dirs));
+        for (bool row = true;;) {
+            if (auto st = pick.step(&row); !st) return st;
+            if (!row) break;
+            ids.push_back(pick.column_int64(0));
+        }
+        pick.reset();
+        if (ids.empty()) return {};
+        TransactionGuard txn(db_);
+        if (auto st = txn.begin(); !st) return st;
+        for (std::int64_t id : ids) {
+            del_entries.bind_int64(1, id);
+            del_links.bind_int64(1, id);
+            del_garbage.bind_int64(1, id);
+            if (auto st = del_entries.run(); !st) return st;
+            if (auto st = del_links.run(); !st) return st;
+            if (auto st = del_garbage.run(); !st) return st;
+        }
+        if (auto st = txn.commit(); !st) return st;
+    }
+}
+
+}  // namespace wsindex::storage

@@ -1,0 +1,133 @@
+// ScanWriter: writes one scan at a time into the index — batched transactions, invisible rows,
+// the atomic swap at completion, cleanup of failed scans, and crash recovery at open.
+//
+// Not thread-safe: exactly one thread (the writer thread, or the walk's consumer thread when
+// writing inline) calls every member. BatchWriter adds the thread and the bounded queue.
+//
+// How a scan stays invisible until it completes:
+//   - `begin` reserves a fresh range of global directory ids [dir_base, ...) for the scan and
+//     records it in `scans` (committed, state `running`).
+//   - Entries are inserted under those fresh ids; no row of the visible `dirs` table carries
+//     them, so every reader's join drops them. New directories wait in a TEMP table.
+//   - The scan's root entry is held in memory: its key (parent dir, name) is the same as the
+//     visible old root entry's.
+//   - `complete` runs one transaction: delete the replaced dirs (prefix range) and remember
+//     them in `garbage`, insert the new dirs with their totals, replace the root entry, adjust
+//     the totals of the ancestors, mark the scan complete. Readers see before or after.
+//   - `collect_garbage` then deletes the replaced entries in small transactions.
+//   - A failed, cancelled or interrupted scan deletes the rows of its own id range; until it
+//     has, they are invisible anyway.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/walk_result.hpp"
+#include "storage/database.hpp"
+#include "storage/tree_totals.hpp"
+#include "storage/writer_lock.hpp"
+
+namespace wsindex::storage {
+
+struct ScanOptions {
+    // Rows buffered (then sorted by key and inserted) per transaction: 10k-50k amortizes the
+    // commit and the WAL sync; more only grows the WAL and memory (~200 bytes per row).
+    std::size_t rows_per_transaction = 20000;
+    // Buffered rows older than this are committed even if the batch is not full, so that
+    // progress (scans.entries) moves and a crash loses little.
+    std::chrono::milliseconds max_transaction_age{250};
+    // Test hook: fail with StorageErrc::injected_failure when this many rows were written
+    // (0: never), as a real I/O error would.
+    std::uint64_t fail_after_rows = 0;
+};
+
+class ScanWriter {
+public:
+    // Opens `db_path` read-write (creating or migrating the schema), takes the writer lock,
+    // and recovers: scans left `running` by a dead process become `interrupted`, the rows of
+    // unsuccessful scans are removed, pending garbage is collected.
+    static core::Status open(const std::string& db_path, std::unique_ptr<ScanWriter>* out);
+
+    // Starts a scan of `root` (absolute, normalized: no trailing '/', no '.', '..' or '//').
+    // If root's parent directory is indexed, the scan is a subtree rescan that will replace
+    // exactly that subtree; otherwise it is a top-level root that replaces everything at or
+    // below `root`. Fails if a scan is already running.
+    core::Status begin(std::string_view root, const ScanOptions& options = {});
+
+    // Takes one batch from the walk. May move from the elements (the walk discards them).
+    // Commits when rows_per_transaction rows are buffered or the oldest is max age old.
+    // A non-ok result is fatal for the scan: the caller aborts the walk and calls abort().
+    core::Status write(std::span<core::WalkResult> batch);
+    // Commits buffered rows if the oldest is older than max_transaction_age.
+    core::Status flush_if_due();
+
+    // The walk finished: commit, then swap the scan in atomically. On failure the scan is
+    // aborted (marked failed, its rows removed) and the error returned.
+    core::Status complete();
+    // The walk failed (`reason`) or was cancelled: the scan is marked failed or cancelled
+    // with reason's text and its rows are removed; the previous index is untouched. Returns
+    // the first error met while recording that (the rows are then removed at next open).
+    core::Status abort(const core::Status& reason, bool cancelled);
+
+    // Deletes the entries of replaced directories, in transactions of about `batch_dirs`
+    // directories so that readers and checkpoints interleave. Called after complete().
+    core::Status collect_garbage(std::size_t batch_dirs = 512);
+
+    [[nodiscard]] bool scanning() const { return scan_id_ != 0; }
+    [[nodiscard]] std::int64_t scan_id() const { return scan_id_; }
+    [[nodiscard]] std::int64_t last_scan_id() const { return last_scan_id_; }
+    [[nodiscard]] std::uint64_t entries() const { return entries_; }
+    [[nodiscard]] std::uint64_t errors() const { return errors_; }
+    [[nodiscard]] Database& database() { return db_; }
+
+private:
+    ScanWriter() = default;
+    core::Status prepare_statements();
+    core::Status recover();
+    core::Status clear_scan_rows(std::int64_t scan_id, std::int64_t base, std::int64_t max);
+    core::Status flush();
+    core::Status insert_row(core::WalkResult& r);
+    core::Status swap_in();
+    core::Status mark_finished(const char* state, const std::string& error);
+    std::int64_t gid(std::uint64_t walk_id) const {
+        return base_ + static_cast<std::int64_t>(walk_id) - 1;
+    }
+
+    Database db_;
+    WriterLock lock_;
+
+    // Prepared once per connection and reused for every row.
+    Statement insert_entry_;
+    Statement insert_pending_dir_;
+    Statement insert_link_;
+    Statement insert_error_;
+    Statement update_progress_;
+
+    // The running scan (scan_id_ == 0: none).
+    std::int64_t scan_id_ = 0;
+    std::int64_t last_scan_id_ = 0;
+    ScanOptions options_;
+    std::string root_;
+    std::string root_name_;         // key of the root entry in its parent directory
+    std::int64_t root_parent_ = 0;  // global id of root's parent dir (0: a top-level root)
+    std::uint32_t root_depth_ = 0;  // path components of root_
+    std::int64_t base_ = 0;         // global id of walk dir id 1 (the root)
+    std::int64_t dir_max_ = 0;      // highest global dir id written so far
+    std::uint64_t entries_ = 0;
+    std::uint64_t errors_ = 0;
+    std::uint64_t rows_written_ = 0;
+    bool have_root_ = false;
+    core::WalkResult root_record_;
+    TreeTotals totals_;
+    std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
+    std::chrono::steady_clock::time_point pending_since_;
+    core::Status failed_;  // sticky: the first write error of this scan
+};
+
+}  // namespace wsindex::storage

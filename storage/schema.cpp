@@ -1,0 +1,179 @@
+// Schema: DDL of every version and the migration loop. docs/schema.md documents the result.
+#include "storage/schema.hpp"
+
+#include <array>
+#include <string>
+
+#include "storage/database.hpp"
+#include "storage/sqlite_error.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+// Version 1. Layout decisions (measured, see docs/schema.md):
+// - entries is keyed (dir, name) WITHOUT ROWID: one B-tree, no secondary index to maintain.
+//   Directory ids come from a global sequence handed out per scan, so a scan's rows append at
+//   the right edge of the tree instead of landing at scattered keys.
+// - dirs holds only *visible* directories. A running scan writes its entries under fresh
+//   directory ids that no visible dirs row references, so they are invisible; completion
+//   inserts the new dirs rows and deletes the replaced ones in one transaction (the swap), and
+//   the replaced entries are removed afterwards through `garbage`.
+// - Names and prefixes are BLOBs: byte-exact, never validated as UTF-8.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta(
+    key TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO meta(key, value) VALUES ('generation', 0);
+
+CREATE TABLE scans(
+    id INTEGER PRIMARY KEY,
+    root BLOB NOT NULL,
+    state TEXT NOT NULL
+        CHECK (state IN ('running', 'complete', 'failed', 'cancelled', 'interrupted')),
+    started_ns INTEGER NOT NULL,
+    finished_ns INTEGER,
+    entries INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    dir_base INTEGER NOT NULL,
+    dir_max INTEGER NOT NULL,
+    cleared INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE dirs(
+    id INTEGER PRIMARY KEY,
+    parent INTEGER NOT NULL,
+    scan_id INTEGER NOT NULL,
+    depth INTEGER NOT NULL,
+    prefix BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    blocks INTEGER NOT NULL,
+    files INTEGER NOT NULL,
+    dirs INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX dirs_prefix ON dirs(prefix);
+INSERT INTO dirs VALUES (0, 0, 0, 0, X'', 0, 0, 0, 0);
+
+CREATE TABLE entries(
+    dir INTEGER NOT NULL,
+    name BLOB NOT NULL,
+    type TEXT NOT NULL,
+    size INTEGER,
+    blocks INTEGER,
+    mtime_ns INTEGER,
+    ctime_ns INTEGER,
+    mode INTEGER,
+    uid INTEGER,
+    gid INTEGER,
+    dev INTEGER,
+    ino INTEGER,
+    nlink INTEGER,
+    error INTEGER,
+    PRIMARY KEY (dir, name)
+) WITHOUT ROWID;
+
+CREATE TABLE links(
+    dir INTEGER NOT NULL,
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    blocks INTEGER NOT NULL,
+    PRIMARY KEY (dir, dev, ino)
+) WITHOUT ROWID;
+
+CREATE TABLE errors(
+    scan_id INTEGER NOT NULL,
+    path BLOB NOT NULL,
+    errno INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX errors_scan ON errors(scan_id);
+
+CREATE TABLE garbage(dir INTEGER PRIMARY KEY);
+
+CREATE VIEW files AS
+SELECT CAST(d.prefix || e.name AS TEXT) AS path,
+       CAST(e.name AS TEXT) AS name,
+       e.type AS type, e.size AS size, e.blocks AS blocks,
+       e.mtime_ns AS mtime_ns, e.ctime_ns AS ctime_ns, e.mode AS mode,
+       e.uid AS uid, e.gid AS gid, e.dev AS dev, e.ino AS ino, e.nlink AS nlink,
+       e.error AS errno
+FROM entries AS e JOIN dirs AS d ON d.id = e.dir;
+
+CREATE VIEW dir_totals AS
+SELECT CAST(CASE WHEN prefix = X'2F' THEN prefix
+                 ELSE substr(prefix, 1, length(prefix) - 1) END AS TEXT) AS path,
+       size, blocks, files, dirs, depth
+FROM dirs WHERE id != 0;
+
+CREATE VIEW scan_errors AS
+SELECT scan_id, CAST(path AS TEXT) AS path, errno, message
+FROM errors WHERE scan_id IN (SELECT id FROM scans WHERE state = 'complete');
+)sql";
+
+// migrations[v] takes a database from version v to v + 1.
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1};
+
+core::Status read_version(Database& db, std::int64_t* version) {
+    return db.query_int64("PRAGMA user_version", version);
+}
+
+core::Status too_new(std::int64_t version) {
+    return storage_status(StorageErrc::schema_too_new,
+                          "database schema version " + std::to_string(version) +
+                              " is newer than this program's version " +
+                              std::to_string(kSchemaVersion) + "; upgrade wsindexd");
+}
+
+}  // namespace
+
+core::Status migrate_schema(Database& db) {
+    std::int64_t version = 0;
+    if (auto status = read_version(db, &version); !status) return status;
+    if (version > kSchemaVersion) return too_new(version);
+    if (version == 0) {
+        std::int64_t objects = 0;
+        if (auto status = db.query_int64("SELECT count(*) FROM sqlite_master", &objects); !status) {
+            return status;
+        }
+        if (objects != 0) {
+            return storage_status(StorageErrc::schema_corrupt,
+                                  db.path() + " has tables but no wsindex schema version");
+        }
+    }
+    for (auto v = version; v < kSchemaVersion; ++v) {
+        // BEGIN IMMEDIATE: two processes migrating at once serialize instead of racing.
+        if (auto status = db.exec("BEGIN IMMEDIATE"); !status) return status;
+        // Re-read under the lock: another process may have migrated meanwhile.
+        std::int64_t now = 0;
+        core::Status status = read_version(db, &now);
+        if (status && now == v) status = db.exec(kMigrations[static_cast<std::size_t>(v)]);
+        if (status && now == v) {
+            status = db.exec("PRAGMA user_version = " + std::to_string(v + 1));
+        }
+        if (!status) {
+            (void)db.exec("ROLLBACK");
+            return status;
+        }
+        if (auto commit = db.exec("COMMIT"); !commit) return commit;
+        if (now > v) v = now - 1;
+        if (v + 1 > kSchemaVersion) return too_new(v + 1);
+    }
+    return {};
+}
+
+core::Status check_schema_version(Database& db) {
+    std::int64_t version = 0;
+    if (auto status = read_version(db, &version); !status) return status;
+    if (version > kSchemaVersion) return too_new(version);
+    if (version < kSchemaVersion) {
+        return storage_status(StorageErrc::schema_corrupt,
+                              "database schema version " + std::to_string(version) +
+                                  " is older than " + std::to_string(kSchemaVersion) +
+                                  "; open it once read-write to migrate");
+    }
+    return {};
+}
+
+}  // namespace wsindex::storage

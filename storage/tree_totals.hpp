@@ -1,0 +1,79 @@
+// TreeTotals: per-directory recursive totals of one scan, accumulated in memory as rows stream by.
+//
+// Definitions (also in docs/schema.md): for a directory A, size and blocks sum A itself and every
+// entry below it; files counts the non-directory entries below it; dirs counts the directories
+// below it (not A). An inode with more than one link (by dev, ino) counts once per directory
+// total however many of its names lie below that directory.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/walk_result.hpp"
+
+namespace wsindex::storage {
+
+struct Totals {
+    std::int64_t size = 0;
+    std::int64_t blocks = 0;  // 512-byte units
+    std::int64_t files = 0;
+    std::int64_t dirs = 0;
+
+    Totals& operator+=(const Totals& o) {
+        size += o.size;
+        blocks += o.blocks;
+        files += o.files;
+        dirs += o.dirs;
+        return *this;
+    }
+    Totals& operator-=(const Totals& o) {
+        size -= o.size;
+        blocks -= o.blocks;
+        files -= o.files;
+        dirs -= o.dirs;
+        return *this;
+    }
+    friend bool operator==(const Totals&, const Totals&) = default;
+};
+
+// One name of a multi-link inode, kept apart because it must be counted once per ancestor.
+struct LinkName {
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    std::uint64_t dir = 0;  // walk dir id of the directory holding the name
+    std::int64_t size = 0;
+    std::int64_t blocks = 0;
+};
+
+// Owned by the writer thread. Memory: ~64 bytes per directory plus 40 per multi-link name.
+class TreeTotals {
+public:
+    // Records one walk result (any order: children may arrive before their directory).
+    void add(const core::WalkResult& r);
+    // Computes the recursive totals; call once, after the last add().
+    void finish();
+
+    // After finish(): the recursive totals of walk dir `id` (zero for unknown ids).
+    [[nodiscard]] Totals total(std::uint64_t id) const;
+    // After finish(): the part of total(id) that excludes multi-link inodes (decomposable,
+    // used to adjust the ancestors of a rescanned subtree).
+    [[nodiscard]] Totals single(std::uint64_t id) const;
+    [[nodiscard]] std::uint64_t max_dir_id() const { return dirs_.empty() ? 0 : dirs_.size() - 1; }
+    [[nodiscard]] bool known(std::uint64_t id) const { return id < dirs_.size() && dirs_[id].seen; }
+
+private:
+    struct Dir {
+        std::uint64_t parent = 0;
+        std::uint32_t depth = 0;
+        bool seen = false;  // its own record arrived
+        Totals single;      // own record + single-link children, then (after finish) recursive
+        Totals total;       // after finish: single + multi-link inodes counted once
+        std::uint64_t stamp = 0;  // finish(): last link group that touched this dir
+    };
+    Dir& at(std::uint64_t id);
+
+    std::vector<Dir> dirs_;  // indexed by walk dir id (ids are dense, assigned at discovery)
+    std::vector<LinkName> links_;
+};
+
+}  // namespace wsindex::storage

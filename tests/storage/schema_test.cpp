@@ -1,0 +1,94 @@
+// Schema creation, version checks and the errors for databases we must not touch.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "storage/database.hpp"
+#include "storage/schema.hpp"
+#include "storage/sqlite_error.hpp"
+#include "tests/storage/support/tree_walk.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+using test::TempDir;
+
+TEST(Schema, FreshDatabaseGetsCurrentVersionAndWal) {
+    TempDir dir;
+    Database db;
+    auto s = Database::open(dir / "index.db", OpenMode::read_write, &db);
+    ASSERT_TRUE(s) << s.to_string();
+    EXPECT_EQ(test::query_int(db, "PRAGMA user_version"), kSchemaVersion);
+    EXPECT_EQ(test::query_text(db, "PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(test::query_int(db, "PRAGMA synchronous"), 1);  // NORMAL
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM files"), 0);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM dir_totals"), 0);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM scan_errors"), 0);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM scans"), 0);
+}
+
+TEST(Schema, ReopenKeepsVersionAndReadOnlyOpens) {
+    TempDir dir;
+    {
+        Database db;
+        ASSERT_TRUE(Database::open(dir / "index.db", OpenMode::read_write, &db));
+    }
+    Database again;
+    ASSERT_TRUE(Database::open(dir / "index.db", OpenMode::read_write, &again));
+    Database reader;
+    auto s = Database::open(dir / "index.db", OpenMode::read_only, &reader);
+    ASSERT_TRUE(s) << s.to_string();
+    EXPECT_EQ(test::query_int(reader, "PRAGMA user_version"), kSchemaVersion);
+}
+
+TEST(Schema, NewerVersionIsAClearErrorAndUntouched) {
+    TempDir dir;
+    {
+        Database db;
+        ASSERT_TRUE(Database::open(dir / "index.db", OpenMode::read_write, &db));
+        ASSERT_TRUE(db.exec("PRAGMA user_version = 99"));
+    }
+    for (OpenMode mode : {OpenMode::read_write, OpenMode::read_only}) {
+        Database db;
+        auto s = Database::open(dir / "index.db", mode, &db);
+        ASSERT_FALSE(s);
+        EXPECT_EQ(s.code(), make_error_code(StorageErrc::schema_too_new));
+        EXPECT_NE(s.message().find("version 99"), std::string::npos) << s.message();
+    }
+    // Untouched: still version 99, as read by plain SQLite.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open_v2((dir / "index.db").c_str(), &raw, SQLITE_OPEN_READONLY, nullptr),
+              SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(stmt, 0), 99);
+    sqlite3_finalize(stmt);
+    sqlite3_close(raw);
+}
+
+TEST(Schema, ForeignDatabaseIsRefused) {
+    TempDir dir;
+    {
+        Database db;
+        // Not through Database::open: a plain SQLite file with someone else's table.
+        ASSERT_TRUE(Database::open(dir / "other.db", OpenMode::read_write, &db));
+        ASSERT_TRUE(db.exec("PRAGMA user_version = 0; CREATE TABLE theirs(x)"));
+    }
+    Database db;
+    auto s = Database::open(dir / "other.db", OpenMode::read_write, &db);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.code(), make_error_code(StorageErrc::schema_corrupt)) << s.to_string();
+}
+
+TEST(Schema, SqliteErrorsCarrySqlitesMessage) {
+    TempDir dir;
+    Database db;
+    ASSERT_TRUE(Database::open(dir / "index.db", OpenMode::read_write, &db));
+    auto s = db.exec("SELECT * FROM no_such_table");
+    ASSERT_FALSE(s);
+    EXPECT_EQ(&s.code().category(), &sqlite_category());
+    EXPECT_NE(s.message().find("no such table"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace wsindex::storage

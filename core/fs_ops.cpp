@@ -52,6 +52,8 @@ int FsOps::stat_at(int dirfd, const char* name, FileStat& out) const noexcept {
     out.gid = sx.stx_gid;
     out.mtime_ns = to_ns(sx.stx_mtime);
     out.ctime_ns = to_ns(sx.stx_ctime);
+    out.maybe_mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0 ||
+                           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
     return 0;
 }
 

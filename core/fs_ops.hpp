@@ -23,6 +23,10 @@ struct FileStat {
     std::uint32_t gid = 0;
     std::int64_t mtime_ns = 0;
     std::int64_t ctime_ns = 0;
+    // False only when the kernel says this is not the root of a mount (STATX_ATTR_MOUNT_ROOT,
+    // Linux 5.8+). Without a mount, a directory cannot be its own ancestor, so the walker's
+    // loop check (a walk up the ancestors) is needed only where this is true.
+    bool maybe_mount_root = true;
 };
 
 class FsOps {

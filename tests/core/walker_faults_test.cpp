@@ -1,0 +1,162 @@
+// Walker faults through the FsOps seam: races (recoverable), EIO (fatal), consumer failure.
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "core/fs_ops.hpp"
+#include "core/walker.hpp"
+#include "tests/core/support/walk_support.hpp"
+
+namespace wsindex::test {
+namespace {
+
+using core::FsOps;
+using core::WalkOptions;
+using core::WalkResult;
+
+// Fails one operation on entries with a given name; everything else is the real system call.
+class FaultFs : public FsOps {
+public:
+    enum class Op { Open, Read, Stat };
+    FaultFs(Op op, std::string name, int err) : op_(op), name_(std::move(name)), err_(err) {}
+
+    int open_dir(int dirfd, const char* name) const noexcept override {
+        if (op_ == Op::Open && name_ == name) return -err_;
+        const int fd = FsOps::open_dir(dirfd, name);
+        if (op_ == Op::Read && fd >= 0 && name_ == name) target_fd_.store(fd);
+        return fd;
+    }
+    long read_dir(int fd, char* buf, std::size_t len) const noexcept override {
+        if (op_ == Op::Read && fd == target_fd_.load()) return -err_;
+        return FsOps::read_dir(fd, buf, len);
+    }
+    int stat_at(int dirfd, const char* name, core::FileStat& out) const noexcept override {
+        if (op_ == Op::Stat && name_ == name) return -err_;
+        return FsOps::stat_at(dirfd, name, out);
+    }
+    int close_fd(int fd) const noexcept override {
+        int expected = fd;
+        target_fd_.compare_exchange_strong(expected, -1);
+        return FsOps::close_fd(fd);
+    }
+
+private:
+    Op op_;
+    std::string name_;
+    int err_;
+    mutable std::atomic<int> target_fd_{-1};
+};
+
+// root/{a,b,c,...}/ each with files; "victim" somewhere in the middle of the tree.
+std::string make_fault_tree(const TempDir& tmp, int dirs = 30, int files = 30) {
+    const std::string root = tmp / "f";
+    make_dir(root);
+    for (int i = 0; i < dirs; ++i) {
+        const std::string d = root + "/d" + std::to_string(i);
+        make_dir(d);
+        for (int j = 0; j < files; ++j) make_file(d + "/file" + std::to_string(j));
+    }
+    make_dir(root + "/d7/victim");
+    make_file(root + "/d7/victim/inside");
+    make_file(root + "/d7/victim_file");
+    return root;
+}
+
+Walked walk_with(const std::string& root, const FsOps& fs, std::size_t batch = 64) {
+    WalkOptions o;
+    o.fs = &fs;
+    o.result_batch = batch;
+    o.workers = 2;
+    return walk(root, o);
+}
+
+TEST(WalkerFaults, DirectoryVanishesBetweenListingAndOpen) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp);
+    FaultFs fs(FaultFs::Op::Open, "victim", ENOENT);
+    const Walked w = walk_with(root, fs);
+    ASSERT_TRUE(w.status) << w.status.to_string();
+    const auto* v = find_result(w.results, root + "/d7/victim");
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->error, ENOENT);
+    EXPECT_TRUE(v->has_stat);
+    EXPECT_EQ(find_result(w.results, root + "/d7/victim/inside"), nullptr);
+    EXPECT_EQ(w.results.size(), find_paths(root).size() - 1);
+}
+
+TEST(WalkerFaults, ReplacedDirectoryIsRecorded) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp);
+    for (int err : {ENOTDIR, ELOOP, EACCES, EPERM}) {
+        FaultFs fs(FaultFs::Op::Open, "victim", err);
+        const Walked w = walk_with(root, fs);
+        ASSERT_TRUE(w.status) << std::strerror(err);
+        ASSERT_NE(find_result(w.results, root + "/d7/victim"), nullptr);
+        EXPECT_EQ(find_result(w.results, root + "/d7/victim")->error, err);
+    }
+}
+
+TEST(WalkerFaults, EntryVanishesBeforeStat) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp);
+    FaultFs fs(FaultFs::Op::Stat, "victim_file", ENOENT);
+    const Walked w = walk_with(root, fs);
+    ASSERT_TRUE(w.status);
+    const auto* v = find_result(w.results, root + "/d7/victim_file");
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->error, ENOENT);
+    EXPECT_FALSE(v->has_stat);
+    EXPECT_EQ(v->type, core::EntryType::File);  // from d_type (ext4, tmpfs fill it)
+    EXPECT_EQ(w.results.size(), find_paths(root).size());
+}
+
+TEST(WalkerFaults, FatalErrorsStopTheWalk) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp, 60, 40);
+    struct Case {
+        FaultFs::Op op;
+        const char* name;
+        int err;
+    };
+    for (const Case c : {Case{FaultFs::Op::Open, "d7", EIO}, Case{FaultFs::Op::Read, "d7", EIO},
+                         Case{FaultFs::Op::Stat, "file3", EIO},
+                         Case{FaultFs::Op::Open, "victim", ENOMEM},
+                         Case{FaultFs::Op::Stat, "victim_file", EOVERFLOW}}) {
+        // Repeated: the error must win every time, and no worker may hang.
+        for (int rep = 0; rep < 10; ++rep) {
+            FaultFs fs(c.op, c.name, c.err);
+            const Walked w = walk_with(root, fs, 16);
+            ASSERT_FALSE(w.status) << c.name;
+            EXPECT_EQ(w.status.code().value(), c.err) << w.status.to_string();
+            EXPECT_NE(w.status.message().find(c.name), std::string::npos) << w.status.message();
+        }
+    }
+}
+
+TEST(WalkerFaults, ConsumerFailureStopsTheWalk) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp, 60, 40);
+    WalkOptions o;
+    o.result_batch = 16;
+    core::Walker walker(o);
+    int calls = 0;
+    const auto status = walker.run(root, [&](std::span<WalkResult>) {
+        if (++calls == 3) return core::Status::from_errno(ENOSPC, "database full");
+        return core::Status::ok();
+    });
+    EXPECT_EQ(status.code().value(), ENOSPC);
+    EXPECT_EQ(calls, 3) << "no batch after the failure";
+    // Workers survived and the walker still works.
+    std::size_t n = 0;
+    EXPECT_TRUE(walker.run(root, [&](std::span<WalkResult> b) {
+        n += b.size();
+        return core::Status::ok();
+    }));
+    EXPECT_EQ(n, find_paths(root).size());
+}
+
+}  // namespace
+}  // namespace wsindex::test

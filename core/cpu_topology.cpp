@@ -179,6 +179,18 @@ CpuTopology CpuTopology::read(const std::string& sysfs_root) {
     return topo;
 }
 
+CpuTopology CpuTopology::from_cpus(std::vector<CpuInfo> cpus, std::string class_source) {
+    CpuTopology topo;
+    std::sort(cpus.begin(), cpus.end(),
+              [](const CpuInfo& a, const CpuInfo& b) { return a.id < b.id; });
+    std::set<unsigned> classes;
+    for (const CpuInfo& c : cpus) classes.insert(c.speed_class);
+    topo.cpus_ = std::move(cpus);
+    topo.class_count_ = std::max<unsigned>(1, static_cast<unsigned>(classes.size()));
+    topo.class_source_ = std::move(class_source);
+    return topo;
+}
+
 const CpuInfo* CpuTopology::find(int cpu) const {
     if (cpu < 0) return nullptr;
     const auto it = std::lower_bound(

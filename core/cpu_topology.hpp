@@ -42,6 +42,10 @@ public:
     // mask (allowed()) is always this process's own, whatever the root.
     static CpuTopology read(const std::string& sysfs_root = "/sys");
 
+    // Any thread. A topology from given CPUs (their speed_class values are kept as they are),
+    // with an empty affinity mask: for tests that need a machine this one is not.
+    static CpuTopology from_cpus(std::vector<CpuInfo> cpus, std::string class_source);
+
     // Online CPUs in ascending id order.
     [[nodiscard]] const std::vector<CpuInfo>& cpus() const { return cpus_; }
     // CPUs this process may run on (sched_getaffinity), ascending; empty if the call failed.

@@ -71,7 +71,7 @@ RangeExecutor::RangeExecutor(RangeOptions options) : options_(std::move(options)
     options_.chunk_divisor = std::max<std::size_t>(options_.chunk_divisor, 1);
     options_.min_chunk = std::max<std::size_t>(options_.min_chunk, 1);
     if (options_.use_topology) {
-        topology_ = CpuTopology::read();
+        topology_ = options_.topology ? *options_.topology : CpuTopology::read();
         tiebreak_by_class_ = topology_.heterogeneous();
     }
     shares_ = std::make_unique<Share[]>(worker_count_);

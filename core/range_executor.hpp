@@ -86,6 +86,9 @@ struct RangeOptions {
     std::size_t min_chunk = 1;
     // Read CpuTopology and prefer slower-class victims among equal remainders (see the note).
     bool use_topology = true;
+    // The topology to use when use_topology is set; null = CpuTopology::read() at construction.
+    // Lets a daemon read it once for all executors, and tests pretend to be a hybrid machine.
+    std::shared_ptr<const CpuTopology> topology;
     // Runs once on each helper thread (indices 1..W-1) before the constructor returns, e.g. to
     // set a name or an I/O priority. It must not throw; if it does, the constructor throws it.
     std::function<void(unsigned worker)> on_worker_start;

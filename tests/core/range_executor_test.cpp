@@ -391,6 +391,32 @@ TEST(RangeExecutor, StatisticsAddUp) {
     EXPECT_EQ(ex.topology().cpus().empty(), false);
 }
 
+// The victim tie-break by CPU class runs only on machines whose CPUs differ; pretend this one
+// does (every CPU it has gets its own class) so that path runs here too, under the sanitizers.
+TEST(RangeExecutor, SpeedClassTieBreakKeepsExactlyOnce) {
+    std::vector<CpuInfo> cpus;
+    const unsigned online = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned c = 0; c < online; ++c) {
+        CpuInfo info;
+        info.id = c;
+        info.speed_class = c;  // cpu0 slowest
+        cpus.push_back(info);
+    }
+    auto topo = std::make_shared<const CpuTopology>(
+        CpuTopology::from_cpus(std::move(cpus), "test"));
+    for (unsigned workers : {2u, 3u, 8u}) {
+        RangeOptions o = options(workers);
+        o.topology = topo;
+        RangeExecutor ex(o);
+        ASSERT_EQ(ex.topology().class_count(), online);
+        for (int rep = 0; rep < kRepeats; ++rep) {
+            for (std::size_t n : {std::size_t{1}, std::size_t{workers}, std::size_t{5003}}) {
+                run_and_check(ex, n);
+            }
+        }
+    }
+}
+
 TEST(RangeExecutor, DefaultWorkerCountIsHardwareConcurrency) {
     RangeExecutor ex;
     EXPECT_EQ(ex.size(), std::max(1u, std::thread::hardware_concurrency()));

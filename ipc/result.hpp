@@ -25,6 +25,8 @@ public:
     Error& error() & { assert(!ok()); return std::get<1>(v_); }
     const Error& error() const& { assert(!ok()); return std::get<1>(v_); }
 
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 

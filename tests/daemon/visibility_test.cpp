@@ -1,0 +1,355 @@
+// Visibility: the permission rule on hand-made tables, the per-directory cache, credential
+// parsing, and (as root) the filter's decisions against what real unprivileged processes can do.
+#include "daemon/visibility.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wsindex::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uid_t kAlice = 1000;
+constexpr uid_t kBob = 1001;
+constexpr gid_t kAliceGroup = 1000;
+constexpr gid_t kBobGroup = 1001;
+constexpr gid_t kStaff = 50;
+
+// An "index": directory path -> (mode, uid, gid); counts lookups per path.
+struct Table {
+    std::map<std::string, DirPerm> dirs;
+    std::map<std::string, int> asked;
+
+    DirPermSource source() {
+        return [this](const std::string& dir) -> std::optional<DirPerm> {
+            ++asked[dir];
+            auto it = dirs.find(dir);
+            if (it == dirs.end()) return std::nullopt;
+            return it->second;
+        };
+    }
+};
+
+Table home_table() {
+    Table t;
+    t.dirs["/"] = {040755, 0, 0};
+    t.dirs["/home"] = {040755, 0, 0};
+    t.dirs["/home/alice"] = {040700, kAlice, kAliceGroup};
+    t.dirs["/home/alice/docs"] = {040755, kAlice, kAliceGroup};
+    t.dirs["/home/bob"] = {040755, kBob, kBobGroup};
+    t.dirs["/srv"] = {040755, 0, 0};
+    t.dirs["/srv/staff"] = {040750, 0, kStaff};       // listable by the staff group
+    t.dirs["/srv/dropbox"] = {040711, 0, 0};          // searchable, not listable
+    t.dirs["/srv/dropbox/open"] = {040755, 0, 0};
+    t.dirs["/srv/owner_denied"] = {040077, kBob, kStaff};  // owner class denies its owner
+    return t;
+}
+
+TEST(Visibility, PermitsUsesTheKernelsClassSelection) {
+    const Caller bob = make_caller(kBob, kBobGroup, {kStaff});
+    const Caller alice = make_caller(kAlice, kAliceGroup, {});
+    const DirPerm owner_denied{040077, kBob, kStaff};
+    EXPECT_FALSE(permits(bob, owner_denied, kSearch));  // owner bits 0, group bits not used
+    EXPECT_TRUE(permits(alice, owner_denied, kRead | kSearch));  // other bits 7
+    const DirPerm staff{040750, 0, kStaff};
+    EXPECT_TRUE(permits(bob, staff, kRead | kSearch));     // supplementary group
+    EXPECT_FALSE(permits(alice, staff, kSearch));
+    EXPECT_FALSE(permits(bob, staff, kWrite));
+    const DirPerm primary{040070, 0, kAliceGroup};
+    EXPECT_TRUE(permits(alice, primary, kRead | kSearch));  // primary group
+    EXPECT_TRUE(permits(make_caller(0, 0, {}), DirPerm{040000, 5, 5}, kRead | kSearch));
+}
+
+TEST(Visibility, OtherUsersPrivateHomeIsHidden) {
+    Table t = home_table();
+    VisibilityFilter bob(make_caller(kBob, kBobGroup, {}), t.source());
+    EXPECT_TRUE(bob.can_see("/home/alice"));  // the name of the home is in readable /home
+    EXPECT_FALSE(bob.can_see("/home/alice/secret.txt"));
+    EXPECT_FALSE(bob.can_see("/home/alice/docs/report.pdf"));  // 0755 below 0700 does not help
+    EXPECT_FALSE(bob.can_list("/home/alice"));
+    EXPECT_FALSE(bob.can_list("/home/alice/docs"));
+    EXPECT_TRUE(bob.can_see("/home/bob/notes"));
+    EXPECT_TRUE(bob.can_list("/home/bob"));
+
+    VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());
+    EXPECT_TRUE(alice.can_see("/home/alice/secret.txt"));
+    EXPECT_TRUE(alice.can_see("/home/alice/docs/report.pdf"));
+    EXPECT_TRUE(alice.can_see("/home/bob/notes"));  // bob's home is world-readable
+}
+
+TEST(Visibility, GroupsSearchOnlyDirectoriesAndOwnerClass) {
+    Table t = home_table();
+    VisibilityFilter bob(make_caller(kBob, kBobGroup, {kStaff}), t.source());
+    VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());
+    EXPECT_TRUE(bob.can_see("/srv/staff/plan"));
+    EXPECT_FALSE(alice.can_see("/srv/staff/plan"));
+    // 0711: names inside cannot be listed, but a readable directory below can.
+    EXPECT_FALSE(alice.can_see("/srv/dropbox/open"));
+    EXPECT_TRUE(alice.can_see("/srv/dropbox/open/file"));
+    EXPECT_TRUE(alice.can_search("/srv/dropbox"));
+    EXPECT_FALSE(alice.can_list("/srv/dropbox"));
+    EXPECT_FALSE(bob.can_see("/srv/owner_denied/x"));
+    EXPECT_TRUE(alice.can_see("/srv/owner_denied/x"));
+}
+
+TEST(Visibility, RootSeesEverythingWithoutLookups) {
+    Table t = home_table();
+    VisibilityFilter root(make_caller(0, 0, {}), t.source());
+    EXPECT_TRUE(root.can_see("/home/alice/secret.txt"));
+    EXPECT_TRUE(root.can_see("/not/in/the/index"));
+    EXPECT_TRUE(root.can_list("/home/alice"));
+    EXPECT_EQ(root.lookups(), 0U);
+}
+
+TEST(Visibility, UnknownDirectoriesAndBadPathsAreHidden) {
+    Table t = home_table();
+    VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());
+    EXPECT_FALSE(alice.can_see("/var/log/syslog"));  // /var not in the table
+    EXPECT_TRUE(alice.can_see("/"));
+    EXPECT_TRUE(alice.can_see("/var"));  // its name is in readable "/"
+    for (const char* bad : {"", "relative/x", "/home/../home/alice", "/home//bob/x",
+                            "/home/bob/./x", "/home/bob/"}) {
+        EXPECT_FALSE(alice.can_see(bad)) << bad;
+        EXPECT_FALSE(alice.can_list(bad)) << bad;
+    }
+}
+
+TEST(Visibility, DecisionsAreCachedPerDirectory) {
+    Table t = home_table();
+    VisibilityFilter bob(make_caller(kBob, kBobGroup, {}), t.source());
+    for (int i = 0; i < 1000; ++i) {
+        EXPECT_TRUE(bob.can_see("/home/bob/file" + std::to_string(i)));
+        EXPECT_FALSE(bob.can_see("/home/alice/docs/file" + std::to_string(i)));
+    }
+    // "/", "/home", "/home/bob", "/home/alice" — and never "/home/alice/docs": nothing below
+    // an unsearchable directory is looked up.
+    EXPECT_EQ(bob.lookups(), 4U);
+    for (const auto& [dir, count] : t.asked) EXPECT_EQ(count, 1) << dir;
+    EXPECT_EQ(t.asked.count("/home/alice/docs"), 0U);
+}
+
+TEST(Visibility, ClosedRootDirectoryHidesEverything) {
+    Table t;
+    t.dirs["/"] = {040700, 0, 0};
+    t.dirs["/a"] = {040777, 0, 0};
+    VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());
+    EXPECT_FALSE(alice.can_see("/a"));
+    EXPECT_FALSE(alice.can_see("/a/b"));
+}
+
+TEST(Visibility, MayControl) {
+    EXPECT_TRUE(may_control(make_caller(0, 0, {}), std::nullopt));
+    EXPECT_FALSE(may_control(make_caller(kBob, kBobGroup, {}), std::nullopt));
+    EXPECT_TRUE(may_control(make_caller(kBob, kBobGroup, {kStaff}), kStaff));
+    EXPECT_TRUE(may_control(make_caller(kBob, kStaff, {}), kStaff));  // primary group
+    EXPECT_FALSE(may_control(make_caller(kBob, kBobGroup, {kStaff}), gid_t{999}));
+}
+
+TEST(Visibility, PathHelpers) {
+    EXPECT_EQ(parent_dir("/a/b").value(), "/a");
+    EXPECT_EQ(parent_dir("/a").value(), "/");
+    EXPECT_FALSE(parent_dir("/").has_value());
+    EXPECT_TRUE(is_normalized_absolute("/"));
+    EXPECT_TRUE(is_normalized_absolute("/a/b.c/..d"));
+    EXPECT_FALSE(is_normalized_absolute("/a/"));
+    EXPECT_FALSE(is_normalized_absolute("a"));
+}
+
+TEST(Visibility, ParsesProcStatusGroups) {
+    std::vector<gid_t> groups;
+    EXPECT_TRUE(parse_status_groups("Name:\tx\nGroups:\t4 24 27 1000 \nNSpid:\t1\n", &groups));
+    EXPECT_EQ(groups, (std::vector<gid_t>{4, 24, 27, 1000}));
+    EXPECT_TRUE(parse_status_groups("Groups:\t\n", &groups));
+    EXPECT_TRUE(groups.empty());
+    EXPECT_FALSE(parse_status_groups("Name:\tx\n", &groups));
+    EXPECT_FALSE(parse_status_groups("Groups:\t4 x\n", &groups));
+}
+
+fs::path make_temp_dir(const char* stem) {
+    std::string pattern = (fs::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
+    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+    return pattern;
+}
+
+TEST(Visibility, CallerFromProcessChecksTheIdentity) {
+    const fs::path proc = make_temp_dir("wsvis-proc");
+    fs::create_directories(proc / "42");
+    std::ofstream(proc / "42" / "status")
+        << "Name:\tfake\nUid:\t1000\t1000\t1000\t1000\nGid:\t100\t100\t100\t100\n"
+           "Groups:\t100 27 4 27 \n";
+    Caller caller;
+    ASSERT_TRUE(caller_from_process(42, 1000, 100, &caller, proc.string()));
+    EXPECT_EQ(caller.groups, (std::vector<gid_t>{4, 27, 100}));  // sorted, unique
+    // The pid now belongs to someone else: refused.
+    EXPECT_FALSE(caller_from_process(42, 1001, 100, &caller, proc.string()));
+    EXPECT_FALSE(caller_from_process(43, 1000, 100, &caller, proc.string()));
+    fs::remove_all(proc);
+}
+
+std::vector<gid_t> my_groups() {
+    std::vector<gid_t> groups(static_cast<std::size_t>(::getgroups(0, nullptr)));
+    groups.resize(static_cast<std::size_t>(::getgroups(static_cast<int>(groups.size()),
+                                                       groups.data())));
+    return make_caller(0, 0, groups).groups;
+}
+
+TEST(Visibility, CallerFromRealProcessAndSocketMatchOurCredentials) {
+    Caller from_proc;
+    ASSERT_TRUE(caller_from_process(::getpid(), ::geteuid(), ::getegid(), &from_proc));
+    EXPECT_EQ(from_proc.uid, ::geteuid());
+    EXPECT_EQ(from_proc.groups, my_groups());
+
+    int pair[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    Caller from_socket;
+    ASSERT_TRUE(caller_from_socket(pair[0], &from_socket));
+    EXPECT_EQ(from_socket.uid, ::geteuid());
+    EXPECT_EQ(from_socket.gid, ::getegid());
+    EXPECT_EQ(from_socket.groups, my_groups());
+    ::close(pair[0]);
+    ::close(pair[1]);
+}
+
+TEST(Visibility, LookupGroup) {
+    EXPECT_EQ(lookup_group("root").value_or(12345), 0U);
+    EXPECT_FALSE(lookup_group("wsindex-no-such-group-xyz").has_value());
+}
+
+// ---- against the kernel: real directories, real unprivileged processes (root only) ---------
+
+struct Identity {
+    uid_t uid;
+    gid_t gid;
+    std::vector<gid_t> groups;
+};
+
+// For each directory in `dirs`: can `who` list it (access R_OK|X_OK and opendir, as the kernel
+// decides)? Asked in a child that drops to `who` for good; answers come back through a pipe.
+std::vector<bool> kernel_can_list(const Identity& who, const std::vector<std::string>& dirs) {
+    int pipefd[2];
+    EXPECT_EQ(::pipe(pipefd), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(pipefd[0]);
+        if (::setgroups(who.groups.size(), who.groups.data()) != 0 || ::setgid(who.gid) != 0 ||
+            ::setuid(who.uid) != 0) {
+            ::_exit(2);
+        }
+        if (::setuid(0) == 0) ::_exit(3);  // really dropped
+        for (const auto& dir : dirs) {
+            bool ok = ::access(dir.c_str(), R_OK | X_OK) == 0;
+            if (ok) {
+                // opendir must agree: read permission on the directory itself.
+                const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ok = fd >= 0;
+                if (fd >= 0) ::close(fd);
+            }
+            const char c = ok ? '1' : '0';
+            if (::write(pipefd[1], &c, 1) != 1) ::_exit(4);
+        }
+        ::_exit(0);
+    }
+    ::close(pipefd[1]);
+    std::vector<bool> out;
+    char c = 0;
+    while (::read(pipefd[0], &c, 1) == 1) out.push_back(c == '1');
+    ::close(pipefd[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    return out;
+}
+
+TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners and drop privileges";
+    // Numeric ids need no passwd entries: the kernel checks numbers. 65534 is nobody.
+    constexpr uid_t kUser = 61001;
+    constexpr gid_t kUserGroup = 61001, kSupp = 61002, kOtherGroup = 61003;
+    const std::vector<Identity> who = {
+        {65534, 65534, {65534}},
+        {kUser, kUserGroup, {kUserGroup, kSupp}},
+        {kUser + 1, kOtherGroup, {kOtherGroup}},
+    };
+
+    // The test root sits below the temp dir, so the real ancestors (/, /tmp) count as well.
+    const fs::path root = make_temp_dir("wsvis-real");
+    ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
+    struct Spec {
+        const char* rel;
+        mode_t mode;
+        uid_t uid;
+        gid_t gid;
+    };
+    const std::vector<Spec> specs = {
+        {"pub", 0755, 0, 0},
+        {"pub/deep", 0755, kUser, kUserGroup},
+        {"priv", 0700, 0, 0},
+        {"priv/inside", 0777, 0, 0},
+        {"home_user", 0700, kUser, kUserGroup},
+        {"home_user/docs", 0755, kUser, kUserGroup},
+        {"owner_denied", 0077, kUser, kSupp},
+        {"group_primary", 0750, 0, kUserGroup},
+        {"group_supp", 0750, 0, kSupp},
+        {"group_supp/x_only", 0710, 0, kSupp},
+        {"group_supp/x_only/open", 0755, 0, 0},
+        {"search_only", 0711, 0, 0},
+        {"search_only/open", 0755, 0, 0},
+        {"search_only/closed", 0750, 0, kOtherGroup},
+        {"read_only", 0744, 0, 0},
+        {"read_only/sub", 0755, 0, 0},
+        {"sticky", 01777, 0, 0},
+        {"other_group", 0770, kUser + 1, kOtherGroup},
+    };
+    std::vector<std::string> dirs = {root.string()};
+    for (const auto& s : specs) {
+        const fs::path p = root / s.rel;
+        ASSERT_EQ(::mkdir(p.c_str(), 0700), 0) << p;
+        ASSERT_EQ(::chown(p.c_str(), s.uid, s.gid), 0);
+        ASSERT_EQ(::chmod(p.c_str(), s.mode), 0);
+        dirs.push_back(p.string());
+    }
+
+    // The "index": every directory's metadata as a scan records it (lstat), looked up live.
+    for (const auto& id : who) {
+        const std::vector<bool> truth = kernel_can_list(id, dirs);
+        ASSERT_EQ(truth.size(), dirs.size());
+        VisibilityFilter filter(make_caller(id.uid, id.gid, id.groups), live_dir_perm);
+        for (std::size_t i = 0; i < dirs.size(); ++i) {
+            EXPECT_EQ(filter.can_list(dirs[i]), truth[i])
+                << "uid " << id.uid << " listing " << dirs[i];
+            // An entry is visible exactly when its directory is listable.
+            EXPECT_EQ(filter.can_see(dirs[i] + "/some-file"), truth[i])
+                << "uid " << id.uid << " seeing a name in " << dirs[i];
+        }
+    }
+    // Spot checks that the table above exercises what it claims.
+    VisibilityFilter user(make_caller(kUser, kUserGroup, {kUserGroup, kSupp}), live_dir_perm);
+    VisibilityFilter nobody(make_caller(65534, 65534, {65534}), live_dir_perm);
+    EXPECT_TRUE(user.can_see((root / "home_user/docs/f").string()));
+    EXPECT_FALSE(nobody.can_see((root / "home_user/docs/f").string()));
+    EXPECT_TRUE(user.can_see((root / "group_supp/x_only/open/f").string()));
+    EXPECT_FALSE(user.can_see((root / "group_supp/x_only/f").string()));
+    EXPECT_FALSE(user.can_see((root / "owner_denied/f").string()));
+    EXPECT_TRUE(nobody.can_see((root / "owner_denied/f").string()));
+    EXPECT_TRUE(nobody.can_see((root / "search_only/open/f").string()));
+    EXPECT_FALSE(nobody.can_see((root / "read_only/f").string()));
+
+    fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace wsindex::daemon

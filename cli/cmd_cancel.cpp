@@ -1,0 +1,28 @@
+// wsctl cancel [ID]: cancel the running scan (or a queued one by id).
+#include "cli/commands.hpp"
+#include "ipc/methods.hpp"
+
+namespace wsindex::cli {
+
+int run_cancel(const Context& ctx, const CancelOptions& options) {
+    auto client = connect(ctx);
+    if (!client) return report(ctx, client.error());
+    ipc::CancelParams params;
+    params.scan_id = options.scan_id;
+    auto reply = client->call(ipc::method::kCancel, ipc::to_json(params));
+    if (!reply) return report(ctx, reply.error());
+    auto cancelled = ipc::from_json<ipc::CancelReply>(reply.value());
+    if (!cancelled) return bad_reply(ctx, cancelled.error());
+    if (ctx.json) {
+        print_json(ctx, reply.value());
+    } else if (cancelled->cancelled.empty()) {
+        write_out(ctx, "nothing to cancel: no scan is running\n");
+    } else {
+        for (const auto id : cancelled->cancelled) {
+            write_out(ctx, "cancelled scan " + std::to_string(id) + "\n");
+        }
+    }
+    return finish(ctx, 0);
+}
+
+}  // namespace wsindex::cli

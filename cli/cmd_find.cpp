@@ -1,0 +1,124 @@
+// wsctl find [PATTERN]: entries matching a name pattern and filters, streamed as they come.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/format.hpp"
+#include "ipc/methods.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+namespace wsindex::cli {
+
+namespace {
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The find request from the command line; nullopt after reporting a usage error in `code`.
+std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOptions& options,
+                                            int& code) {
+    ipc::FindParams params;
+    params.pattern = options.pattern;
+    params.match = options.regex ? ipc::MatchMode::Regex
+                   : options.glob ? ipc::MatchMode::Glob
+                                  : ipc::MatchMode::Substring;
+    params.case_insensitive = options.ignore_case;
+    params.limit = options.limit;
+    std::string error;
+    if (!options.types.empty()) {
+        auto types = parse_types(options.types, error);
+        if (!types) return code = usage_error(ctx, error), std::nullopt;
+        params.types = *types;
+    }
+    SizeRange range;
+    for (const auto& size : options.sizes) {
+        if (!add_size_bound(size, range, error)) return code = usage_error(ctx, error), std::nullopt;
+    }
+    params.min_size = range.min;
+    params.max_size = range.max;
+    if (!options.newer.empty()) {
+        auto when = parse_time(options.newer, now_ns(), error);
+        if (!when) return code = usage_error(ctx, error), std::nullopt;
+        params.newer_ns = *when;
+    }
+    if (!options.under.empty()) {
+        const std::string cwd = current_directory(error);
+        if (cwd.empty()) return code = usage_error(ctx, error), std::nullopt;
+        params.under = make_absolute(options.under, cwd);
+    }
+    return params;
+}
+
+std::string long_line(const ipc::FindEntry& entry, const std::string& path) {
+    char head[64];
+    std::snprintf(head, sizeof head, "%c  %10s  %s  ", entry.type, format_bytes(entry.size).c_str(),
+                  format_time_ns(entry.mtime_ns).c_str());
+    return head + path;
+}
+
+}  // namespace
+
+int run_find(const Context& ctx, const FindOptions& options) {
+    if (options.null_separated && ctx.json) return usage_error(ctx, "-0 and --json exclude each other");
+    if (options.null_separated && options.long_format) return usage_error(ctx, "-0 and -l exclude each other");
+    int code = 0;
+    const auto params = build_params(ctx, options, code);
+    if (!params) return code;
+
+    auto client = connect(ctx);
+    if (!client) return report(ctx, client.error());
+
+    // Paths to a terminal are escaped so that odd names cannot garble it; to a pipe or file they
+    // are written as raw bytes, one per line, like find(1) (use -0 for names with newlines).
+    const bool escape = ctx.stdout_tty;
+    nlohmann::json collected = nlohmann::json::array();  // --json only
+    bool truncated = false;
+    std::uint64_t count = 0;
+    std::optional<ipc::Error> decode_error;
+    auto stream_error = client->call_more(
+        ipc::method::kFind, ipc::to_json(*params),
+        [&](const nlohmann::json& parameters, bool continues) {
+            if (ctx.json) {
+                // Pass the entries through as the daemon encoded them (lossless).
+                const auto it = parameters.find("entries");
+                if (it != parameters.end() && it->is_array()) {
+                    for (const auto& entry : *it) collected.push_back(entry);
+                }
+                const auto t = parameters.find("truncated");
+                if (!continues && t != parameters.end() && t->is_boolean()) truncated = t->get<bool>();
+                return true;
+            }
+            auto reply = ipc::from_json<ipc::FindReply>(parameters);
+            if (!reply) {
+                decode_error = reply.error();
+                return false;
+            }
+            for (const auto& entry : reply->entries) {
+                ++count;
+                if (options.null_separated) {
+                    write_out(ctx, entry.path);
+                    write_out(ctx, std::string_view("\0", 1));
+                    continue;
+                }
+                const std::string path = escape ? printable(entry.path) : entry.path;
+                write_out(ctx, options.long_format ? long_line(entry, path) : path);
+                write_out(ctx, "\n");
+            }
+            if (!continues) truncated = reply->truncated;
+            return true;
+        });
+    if (stream_error) return report(ctx, *stream_error);
+    if (decode_error) return bad_reply(ctx, *decode_error);
+    if (ctx.json) {
+        print_json(ctx, nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
+    } else if (truncated && ctx.stderr_tty) {
+        note(ctx, "stopped at --limit " + std::to_string(options.limit) + " (" +
+                      format_count(count) + " shown)");
+    }
+    return finish(ctx, 0);
+}
+
+}  // namespace wsindex::cli

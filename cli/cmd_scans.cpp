@@ -1,0 +1,48 @@
+// wsctl scans: the scan history, newest first.
+#include "cli/commands.hpp"
+#include "cli/format.hpp"
+#include "ipc/methods.hpp"
+
+namespace wsindex::cli {
+
+int run_scans(const Context& ctx, const ScansOptions& options) {
+    auto client = connect(ctx);
+    if (!client) return report(ctx, client.error());
+    ipc::ScansParams params;
+    params.limit = options.limit;
+    auto reply = client->call(ipc::method::kScans, ipc::to_json(params));
+    if (!reply) return report(ctx, reply.error());
+    auto scans = ipc::from_json<ipc::ScansReply>(reply.value());
+    if (!scans) return bad_reply(ctx, scans.error());
+    if (ctx.json) {
+        print_json(ctx, reply.value());
+        return finish(ctx, 0);
+    }
+    if (scans->scans.empty()) {
+        write_out(ctx, "no scans yet (wsctl scan PATH)\n");
+        return finish(ctx, 0);
+    }
+    Table table({{"ID", Table::Align::Right},
+                 {"STATE", Table::Align::Left},
+                 {"STARTED", Table::Align::Left},
+                 {"ELAPSED", Table::Align::Right},
+                 {"ENTRIES", Table::Align::Right},
+                 {"ERRORS", Table::Align::Right},
+                 {"SIZE", Table::Align::Right},
+                 {"ROOT", Table::Align::Left}});
+    for (const auto& s : scans->scans) {
+        table.add_row({std::to_string(s.scan_id), std::string(ipc::scan_state_name(s.state)),
+                       format_time_ns(s.started_ns), format_duration_ms(s.elapsed_ms),
+                       format_count(s.entries), format_count(s.errors), format_bytes(s.bytes),
+                       printable(s.root)});
+    }
+    write_out(ctx, table.render());
+    for (const auto& s : scans->scans) {
+        if (s.state == ipc::ScanState::Failed && !s.error.empty()) {
+            write_out(ctx, "scan " + std::to_string(s.scan_id) + " failed: " + printable(s.error) + "\n");
+        }
+    }
+    return finish(ctx, 0);
+}
+
+}  // namespace wsindex::cli

@@ -1,0 +1,80 @@
+// wsctl status: the daemon, the running scan live, the queue, the workers and the indexed roots.
+#include "cli/commands.hpp"
+#include "cli/format.hpp"
+#include "cli/progress.hpp"
+#include "ipc/methods.hpp"
+
+namespace wsindex::cli {
+
+namespace {
+
+std::string render_status(const ipc::StatusReply& s) {
+    std::string out = "wsindexd " + s.server_version + ", pid " + std::to_string(s.pid) + ", up " +
+                      format_duration_ms(s.uptime_ms) + "\n";
+    if (s.running) {
+        const auto& r = *s.running;
+        out += "running: scan " + std::to_string(r.scan_id) + " of " + printable(r.root) + "\n";
+        out += "  " + format_duration_ms(r.elapsed_ms) + ", " + format_count(r.entries) +
+               " entries (" + format_count(static_cast<std::uint64_t>(r.entries_per_second + 0.5)) +
+               "/s), " + format_count(r.dirs) + " dirs, " + format_count(r.errors) + " errors, " +
+               format_bytes(r.bytes) + "\n";
+        out += "  writer queue: " + format_count(s.queue_depth) + " batches\n";
+    } else {
+        out += "idle: no scan running\n";
+    }
+    for (const auto& q : s.queued) {
+        out += "queued: scan " + std::to_string(q.scan_id) + " of " + printable(q.root) + "\n";
+    }
+    if (!s.workers.empty()) {
+        Table table({{"WORKER", Table::Align::Right},
+                     {"TASKS", Table::Align::Right},
+                     {"STEAL TRIES", Table::Align::Right},
+                     {"STEALS", Table::Align::Right},
+                     {"STOLEN", Table::Align::Right},
+                     {"PARKED", Table::Align::Right}});
+        for (std::size_t i = 0; i < s.workers.size(); ++i) {
+            const auto& w = s.workers[i];
+            table.add_row({std::to_string(i), format_count(w.tasks), format_count(w.steal_attempts),
+                           format_count(w.steals), format_count(w.items_stolen),
+                           format_duration_ms(w.parked_ms)});
+        }
+        out += "\n" + table.render();
+    }
+    out += "\n";
+    if (s.roots.empty()) {
+        out += "no indexed roots yet (wsctl scan PATH)\n";
+    } else {
+        // The root goes last so that long paths do not push the other columns around.
+        Table ordered({{"SCAN", Table::Align::Right},
+                       {"FINISHED", Table::Align::Left},
+                       {"ENTRIES", Table::Align::Right},
+                       {"SIZE", Table::Align::Right},
+                       {"ROOT", Table::Align::Left}});
+        for (const auto& root : s.roots) {
+            ordered.add_row({std::to_string(root.last_scan_id), format_time_ns(root.last_finished_ns),
+                             format_count(root.entries), format_bytes(root.bytes),
+                             printable(root.root)});
+        }
+        out += ordered.render();
+    }
+    return out;
+}
+
+}  // namespace
+
+int run_status(const Context& ctx) {
+    auto client = connect(ctx);
+    if (!client) return report(ctx, client.error());
+    auto reply = client->call(ipc::method::kStatus, nlohmann::json::object());
+    if (!reply) return report(ctx, reply.error());
+    auto status = ipc::from_json<ipc::StatusReply>(reply.value());
+    if (!status) return bad_reply(ctx, status.error());
+    if (ctx.json) {
+        print_json(ctx, reply.value());
+    } else {
+        write_out(ctx, render_status(status.value()));
+    }
+    return finish(ctx, 0);
+}
+
+}  // namespace wsindex::cli

@@ -1,0 +1,66 @@
+// The wsctl commands: the options each one takes (filled by main's parser) and its entry point.
+// Every run_* function talks to the daemon once, prints, and returns an exit code (exit_codes.hpp).
+#pragma once
+
+#include "cli/context.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wsindex::cli {
+
+struct ScanOptions {
+    std::vector<std::string> paths;  // as given; made absolute by run_scan
+    bool wait = false;
+};
+int run_scan(const Context& ctx, const ScanOptions& options);
+
+int run_status(const Context& ctx);
+
+struct CancelOptions {
+    std::optional<std::uint64_t> scan_id;  // absent: the running scan
+};
+int run_cancel(const Context& ctx, const CancelOptions& options);
+
+struct FindOptions {
+    std::optional<std::string> pattern;
+    bool glob = false;
+    bool regex = false;
+    bool ignore_case = false;
+    std::string types;                // as given ("f,d")
+    std::vector<std::string> sizes;   // each "+N", "-N" or "N"
+    std::string newer;                // as given; empty: no filter
+    std::string under;                // as given; empty: everywhere
+    std::uint64_t limit = 0;
+    bool null_separated = false;      // -0
+    bool long_format = false;         // -l
+};
+int run_find(const Context& ctx, const FindOptions& options);
+
+struct DuOptions {
+    std::string path;  // as given; empty: every indexed root
+    std::uint32_t depth = 0;
+    std::uint64_t top = 0;
+    bool bytes = false;  // -b: exact byte counts instead of units
+};
+int run_du(const Context& ctx, const DuOptions& options);
+
+struct ErrorsOptions {
+    std::optional<std::uint64_t> scan_id;  // absent: the latest scan
+    std::uint64_t limit = 0;
+};
+int run_errors(const Context& ctx, const ErrorsOptions& options);
+
+struct ScansOptions {
+    std::uint64_t limit = 0;
+};
+int run_scans(const Context& ctx, const ScansOptions& options);
+
+int run_version(const Context& ctx);
+
+// The client's own version (the project version at build time).
+const char* client_version();
+
+}  // namespace wsindex::cli

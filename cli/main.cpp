@@ -1,0 +1,177 @@
+// wsctl: the command line of wsindexd — scan, status, cancel, find, du, errors, scans, version.
+//
+// File map (cli/):
+//   main.cpp          this file: the command line (CLI11), socket resolution, dispatch
+//   commands.hpp      the options of each command and the run_* entry points
+//   cmd_scan.cpp      scan PATH... [--wait] (follows progress, exit 1 if a scan did not finish)
+//   cmd_status.cpp    status: running scan, queue, workers, indexed roots
+//   cmd_cancel.cpp    cancel [ID]
+//   cmd_find.cpp      find [PATTERN] with filters; -0, -l, --json
+//   cmd_du.cpp        du [PATH] --depth/--top
+//   cmd_errors.cpp    errors [--scan ID]
+//   cmd_scans.cpp     scans (history)
+//   cmd_version.cpp   version (client and daemon)
+//   context.{hpp,cpp} connecting, printing, error reports shared by the commands
+//   progress.{hpp,cpp} the live progress line / plain progress lines of scan --wait
+//   format.{hpp,cpp}  units (KiB, MiB), counts, durations, times, terminal-safe paths, tables
+//   args.{hpp,cpp}    parsing of sizes, times, types; paths made absolute without realpath
+//   socket_path.{hpp,cpp} --socket, then $WSINDEX_SOCKET, then the per-user default
+//   exit_codes.{hpp,cpp} the documented exit codes and the mapping from protocol errors
+// User documentation: docs/wsctl.md.
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/socket_path.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace wsindex::cli;
+
+constexpr const char* kFooter =
+    "Socket: --socket, else $WSINDEX_SOCKET, else /run/wsindexd/wsindexd.sock for root and\n"
+    "$XDG_RUNTIME_DIR/wsindexd/wsindexd.sock for other users.\n"
+    "Exit codes: 0 ok, 1 failure (scan failed or cancelled, daemon error), 2 usage,\n"
+    "3 daemon not running, 4 refused (permission, busy), 5 not found (path, scan).\n"
+    "Documentation: docs/wsctl.md";
+
+// Options every command accepts, bound to the same variables as the top-level ones so that
+// "wsctl --json status" and "wsctl status --json" mean the same.
+struct Common {
+    bool json = false;
+    std::string socket;
+};
+
+void add_common(CLI::App& app, Common& common) {
+    app.add_flag("--json", common.json, "Machine output: one JSON document on stdout");
+    app.add_option("--socket", common.socket, "The daemon's socket (default: see below)")
+        ->type_name("PATH");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // "--size -10M": CLI11 would take "-10M" for an option; glue such values to their option.
+    std::vector<std::string> args(argv, argv + argc);
+    args = join_option_values(args, {"--size"});
+    std::vector<const char*> cargs;
+    cargs.reserve(args.size());
+    for (const auto& a : args) cargs.push_back(a.c_str());
+
+    Common common;
+    CLI::App app{"wsctl: control and query wsindexd, the file-system indexing daemon", "wsctl"};
+    app.footer(kFooter);
+    app.require_subcommand(1);
+    app.set_version_flag("--version", client_version());
+    add_common(app, common);
+
+    ScanOptions scan;
+    auto* scan_cmd = app.add_subcommand(
+        "scan", "Index PATHs now (paths are made absolute against the current directory)");
+    scan_cmd->add_option("paths", scan.paths, "Directories to scan")->required()->type_name("PATH");
+    scan_cmd->add_flag("--wait", scan.wait,
+                       "Follow progress until every scan ends; exit 1 if one failed or was "
+                       "cancelled");
+    add_common(*scan_cmd, common);
+
+    auto* status_cmd = app.add_subcommand("status", "The running scan live, the queue, the roots");
+    add_common(*status_cmd, common);
+
+    CancelOptions cancel;
+    auto* cancel_cmd = app.add_subcommand("cancel", "Cancel the running scan (or scan ID)");
+    cancel_cmd->add_option("id", cancel.scan_id, "A scan id (see wsctl scans)")->type_name("ID");
+    add_common(*cancel_cmd, common);
+
+    FindOptions find;
+    auto* find_cmd = app.add_subcommand("find", "Entries whose name matches PATTERN");
+    find_cmd->add_option("pattern", find.pattern,
+                         "Substring of the name (default), or a glob/regex; omit for all entries")
+        ->type_name("PATTERN");
+    auto* glob = find_cmd->add_flag("--glob", find.glob, "PATTERN is a glob over the name (*, ?, [..])");
+    auto* regex = find_cmd->add_flag("--regex", find.regex, "PATTERN is a regular expression");
+    glob->excludes(regex);
+    find_cmd->add_flag("-i,--ignore-case", find.ignore_case, "Match case-insensitively");
+    find_cmd->add_option("-t,--type", find.types,
+                         "Entry types: f file, d dir, l symlink, p fifo, s socket, c/b devices "
+                         "(e.g. f or f,d)")
+        ->type_name("TYPES");
+    find_cmd->add_option("--size", find.sizes,
+                         "+N larger than, -N smaller than, N exactly N bytes; k/M/G/T suffixes "
+                         "(binary); repeatable")
+        ->type_name("[+|-]N")
+        ->allow_extra_args(false);
+    find_cmd->add_option("--newer", find.newer,
+                         "Modified after TIME: 2024-05-01[T12:30[:45]][Z|+HH:MM], @EPOCH, or an "
+                         "age: 90s, 30m, 12h, 2d, 1w")
+        ->type_name("TIME");
+    find_cmd->add_option("--under", find.under, "Only below this directory")->type_name("PATH");
+    find_cmd->add_option("--limit", find.limit, "At most N results (0: all)")->type_name("N");
+    auto* null_flag = find_cmd->add_flag("-0,--null", find.null_separated,
+                                         "NUL-separated raw paths (byte-exact, for xargs -0)");
+    auto* long_flag = find_cmd->add_flag("-l,--long", find.long_format,
+                                         "Type, size and modification time before each path");
+    null_flag->excludes(long_flag);
+    add_common(*find_cmd, common);
+
+    DuOptions du;
+    auto* du_cmd = app.add_subcommand("du", "Sizes from the index (apparent, on disk, counts)");
+    du_cmd->add_option("path", du.path, "A directory (default: every indexed root)")
+        ->type_name("PATH");
+    du_cmd->add_option("--depth", du.depth, "Also list directories down to N levels below PATH")
+        ->type_name("N");
+    du_cmd->add_option("--top", du.top, "Only the N largest directories below PATH")
+        ->type_name("N");
+    du_cmd->add_flag("-b,--bytes", du.bytes, "Exact byte counts instead of KiB/MiB/...");
+    add_common(*du_cmd, common);
+
+    ErrorsOptions errors;
+    auto* errors_cmd = app.add_subcommand("errors", "Entries a scan could not read");
+    errors_cmd->add_option("--scan", errors.scan_id, "Scan id (default: the latest scan)")
+        ->type_name("ID");
+    errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")->type_name("N");
+    add_common(*errors_cmd, common);
+
+    ScansOptions scans;
+    auto* scans_cmd = app.add_subcommand("scans", "Scan history, newest first");
+    scans_cmd->add_option("--limit", scans.limit, "At most N scans (0: all)")->type_name("N");
+    add_common(*scans_cmd, common);
+
+    auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");
+    add_common(*version_cmd, common);
+
+    for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
+
+    try {
+        app.parse(static_cast<int>(cargs.size()), cargs.data());
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? kExitOk : kExitUsage;
+    }
+
+    Context ctx;
+    ctx.json = common.json;
+    ctx.socket = resolve_socket_path(common.socket);
+    ctx.stdout_tty = ::isatty(STDOUT_FILENO) == 1;
+    ctx.stderr_tty = ::isatty(STDERR_FILENO) == 1;
+    // Whole blocks to pipes and files: find can print millions of lines.
+    static char out_buffer[1 << 16];
+    if (!ctx.stdout_tty) std::setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
+
+    if (scan_cmd->parsed()) return run_scan(ctx, scan);
+    if (status_cmd->parsed()) return run_status(ctx);
+    if (cancel_cmd->parsed()) return run_cancel(ctx, cancel);
+    if (find_cmd->parsed()) return run_find(ctx, find);
+    if (du_cmd->parsed()) return run_du(ctx, du);
+    if (errors_cmd->parsed()) return run_errors(ctx, errors);
+    if (scans_cmd->parsed()) return run_scans(ctx, scans);
+    if (version_cmd->parsed()) return run_version(ctx);
+    return usage_error(ctx, "no command given (see wsctl --help)");
+}

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <boost/asio/steady_timer.hpp>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -113,6 +115,42 @@ std::optional<std::chrono::microseconds> watchdog_ping_interval() {
     auto timeout = watchdog_timeout();
     if (!timeout) return std::nullopt;
     return *timeout / 2;
+}
+
+struct WatchdogPinger::State {
+    explicit State(boost::asio::io_context& io) : timer(io) {}
+    boost::asio::steady_timer timer;
+    std::chrono::microseconds interval{0};
+    bool stopped = false;  // io thread only
+};
+
+void WatchdogPinger::schedule(const std::shared_ptr<State>& state) {
+    state->timer.expires_after(state->interval);
+    state->timer.async_wait([state](const boost::system::error_code& ec) {
+        if (ec || state->stopped) return;
+        notify_watchdog();
+        schedule(state);
+    });
+}
+
+WatchdogPinger::WatchdogPinger(boost::asio::io_context& io)
+    : state_(std::make_shared<State>(io)) {}
+
+WatchdogPinger::~WatchdogPinger() { stop(); }
+
+bool WatchdogPinger::start() {
+    auto interval = watchdog_ping_interval();
+    if (!interval || state_->stopped) return false;
+    state_->interval = *interval;
+    notify_watchdog();
+    schedule(state_);
+    return true;
+}
+
+void WatchdogPinger::stop() {
+    if (state_->stopped) return;
+    state_->stopped = true;
+    state_->timer.cancel();
 }
 
 }  // namespace wsindex::daemon

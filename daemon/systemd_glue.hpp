@@ -14,7 +14,10 @@
 
 #include "core/status.hpp"
 
+#include <boost/asio/io_context.hpp>
+
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,5 +69,26 @@ bool notify_raw(std::string_view state);
 [[nodiscard]] std::optional<std::chrono::microseconds> watchdog_timeout();
 // How often to ping: half the timeout (sd_watchdog_enabled(3) recommends that), or nullopt.
 [[nodiscard]] std::optional<std::chrono::microseconds> watchdog_ping_interval();
+
+// Sends WATCHDOG=1 every watchdog_ping_interval() from the thread that runs `io` (the daemon's
+// main loop): a hung event loop stops the pings and systemd restarts the service, while a long
+// scan on its own threads does not. Construct, start() and stop() on that thread (or before it
+// runs); stop() is idempotent and the destructor stops.
+class WatchdogPinger {
+public:
+    explicit WatchdogPinger(boost::asio::io_context& io);
+    ~WatchdogPinger();
+    WatchdogPinger(const WatchdogPinger&) = delete;
+    WatchdogPinger& operator=(const WatchdogPinger&) = delete;
+
+    // Pings once now and schedules the rest; false (nothing scheduled) without a watchdog.
+    bool start();
+    void stop();
+
+private:
+    struct State;
+    static void schedule(const std::shared_ptr<State>& state);
+    std::shared_ptr<State> state_;  // shared with the pending timer handler
+};
 
 }  // namespace wsindex::daemon

@@ -1,6 +1,7 @@
 // Visibility: credential gathering, the control check, and the cached per-directory filter.
 #include "daemon/visibility.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include <charconv>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 
 namespace wsindex::daemon {
@@ -187,7 +189,12 @@ bool permits(const Caller& caller, const DirPerm& perm, unsigned want) {
 
 std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+    // No symlink at the last component (each ancestor is checked on its own, so a directory
+    // swapped for a symlink fails its own check), and no automount triggered by a query.
+    if (::fstatat(AT_FDCWD, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+        return std::nullopt;
+    }
     return DirPerm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid};
 }
 
@@ -212,6 +219,31 @@ bool is_normalized_absolute(std::string_view path) {
         pos = end + 1;
     }
     return true;
+}
+
+std::optional<Caller> resolve_caller(const ipc::PeerCredentials& peer) {
+    if (!peer.valid) return std::nullopt;
+    Caller caller;
+    if (caller_from_process(peer.pid, peer.uid, peer.gid, &caller)) return caller;
+    return make_caller(peer.uid, peer.gid, {});
+}
+
+VisibilityPolicy make_visibility_policy(DirPermSource source) {
+    return [source = std::move(source)](const ipc::PeerCredentials& peer) -> PathFilter {
+        std::optional<Caller> caller = resolve_caller(peer);
+        if (!caller) return [](std::string_view) { return false; };
+        // PathFilter must be copyable (std::function); the filter and its cache are shared by
+        // the copies, which all live on the one thread that runs this call's query.
+        auto filter = std::make_shared<VisibilityFilter>(std::move(*caller), source);
+        return [filter](std::string_view path) { return filter->can_see(path); };
+    };
+}
+
+ControlPolicy make_control_policy(std::optional<gid_t> control_group) {
+    return [control_group](const ipc::PeerCredentials& peer) {
+        std::optional<Caller> caller = resolve_caller(peer);
+        return caller.has_value() && may_control(*caller, control_group);
+    };
 }
 
 VisibilityFilter::VisibilityFilter(Caller caller, DirPermSource source)

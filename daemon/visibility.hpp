@@ -21,6 +21,8 @@
 #pragma once
 
 #include "core/status.hpp"
+#include "daemon/seams.hpp"
+#include "ipc/unix_socket.hpp"
 
 #include <sys/types.h>
 
@@ -129,6 +131,21 @@ private:
     std::unordered_map<std::string, DirDecision> cache_;  // by directory path
     std::size_t lookups_ = 0;
 };
+
+// ---- adaptors to daemon/seams.hpp ---------------------------------------------------------
+
+// The Caller behind a connection's SO_PEERCRED: groups from /proc/PID/status (see the header
+// comment); if that fails (process gone, pid reused, /proc hidden), only the primary gid.
+// nullopt if the credentials are invalid — such a caller sees nothing and controls nothing.
+std::optional<Caller> resolve_caller(const ipc::PeerCredentials& peer);
+
+// Seams::visibility: one VisibilityFilter per call, over `source` (default: live_dir_perm,
+// i.e. the directories' permissions now, as plocate's access() check at query time sees them).
+VisibilityPolicy make_visibility_policy(DirPermSource source = live_dir_perm);
+
+// Seams::may_control: root or members of `control_group` (look it up once at startup with
+// lookup_group("wsindex"); nullopt: root only).
+ControlPolicy make_control_policy(std::optional<gid_t> control_group);
 
 // Normalized parent of an absolute path: "/a/b" -> "/a", "/a" -> "/", "/" -> nullopt.
 std::optional<std::string_view> parent_dir(std::string_view path);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -182,6 +184,34 @@ TEST(SystemdGlue, WatchdogIntervalIsHalfTheTimeoutAndOnlyForUs) {
     ::unsetenv("WATCHDOG_PID");
     ::setenv("WATCHDOG_USEC", "0", 1);
     EXPECT_FALSE(watchdog_timeout().has_value());
+}
+
+TEST(SystemdGlue, WatchdogPingerPingsFromTheEventLoop) {
+    const fs::path dir = make_temp_dir();
+    {
+        NotifyReceiver manager(dir);
+        EnvGuard notify("NOTIFY_SOCKET"), usec("WATCHDOG_USEC"), pid("WATCHDOG_PID");
+        ::setenv("NOTIFY_SOCKET", manager.env_value().c_str(), 1);
+        ::unsetenv("WATCHDOG_USEC");
+        boost::asio::io_context io;
+        {
+            WatchdogPinger none(io);
+            EXPECT_FALSE(none.start());  // no WatchdogSec=: nothing scheduled
+        }
+        ::setenv("WATCHDOG_USEC", "200000", 1);  // 200 ms: pings every 100 ms
+        ::setenv("WATCHDOG_PID", std::to_string(::getpid()).c_str(), 1);
+        WatchdogPinger pinger(io);
+        ASSERT_TRUE(pinger.start());
+        EXPECT_EQ(manager.next(), "WATCHDOG=1");  // the immediate one
+        io.run_for(std::chrono::milliseconds(350));
+        EXPECT_EQ(manager.next(), "WATCHDOG=1");
+        EXPECT_EQ(manager.next(), "WATCHDOG=1");
+        pinger.stop();
+        pinger.stop();  // idempotent
+        io.restart();
+        io.run_for(std::chrono::milliseconds(50));  // runs the cancelled wait; no ping follows
+    }
+    fs::remove_all(dir);
 }
 
 // Runs `body` in a forked child (fd 3 and the environment are process-wide, so the test

@@ -224,6 +224,31 @@ TEST(Visibility, CallerFromRealProcessAndSocketMatchOurCredentials) {
     ::close(pair[1]);
 }
 
+TEST(Visibility, SeamAdaptors) {
+    Table t = home_table();
+    // The caller is this process, so /proc/self agrees with the credentials.
+    ipc::PeerCredentials me{::getpid(), ::geteuid(), ::getegid(), true};
+    const VisibilityPolicy policy = make_visibility_policy(t.source());
+    const PathFilter filter = policy(me);
+    EXPECT_TRUE(filter("/home/bob/x"));
+    if (::geteuid() != 0) {
+        EXPECT_FALSE(filter("/home/alice/x"));
+    }
+
+    ipc::PeerCredentials bob{::getpid(), kBob, kBobGroup, true};  // pid mismatch: primary only
+    EXPECT_FALSE(policy(bob)("/home/alice/x"));
+    EXPECT_TRUE(policy(bob)("/home/bob/x"));
+    EXPECT_FALSE(policy(bob)("/srv/staff/x"));
+    ipc::PeerCredentials invalid{};
+    EXPECT_FALSE(policy(invalid)("/home/bob/x"));
+
+    const ControlPolicy control = make_control_policy(kStaff);
+    EXPECT_FALSE(control(bob));
+    EXPECT_FALSE(control(invalid));
+    EXPECT_TRUE(control(ipc::PeerCredentials{::getpid(), kBob, kStaff, true}));
+    EXPECT_EQ(control(me), ::geteuid() == 0);
+}
+
 TEST(Visibility, LookupGroup) {
     EXPECT_EQ(lookup_group("root").value_or(12345), 0U);
     EXPECT_FALSE(lookup_group("wsindex-no-such-group-xyz").has_value());

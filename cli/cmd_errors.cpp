@@ -11,28 +11,45 @@ int run_errors(const Context& ctx, const ErrorsOptions& options) {
     ipc::ErrorsParams params;
     params.scan_id = options.scan_id;
     params.limit = options.limit;
-    auto reply = client->call(ipc::method::kErrors, ipc::to_json(params));
-    if (!reply) return report(ctx, reply.error());
-    auto errors = ipc::from_json<ipc::ErrorsReply>(reply.value());
-    if (!errors) return bad_reply(ctx, errors.error());
+    // Streamed like find (a scan of a hostile tree can have many errors): gather the batches.
+    ipc::ErrorsReply errors;
+    nlohmann::json collected = nlohmann::json::array();
+    std::optional<ipc::Error> decode_error;
+    auto stream_error = client->call_more(
+        ipc::method::kErrors, ipc::to_json(params),
+        [&](const nlohmann::json& parameters, bool /*continues*/) {
+            auto batch = ipc::from_json<ipc::ErrorsReply>(parameters);
+            if (!batch) {
+                decode_error = batch.error();
+                return false;
+            }
+            if (batch->scan_id != 0) errors.scan_id = batch->scan_id;
+            for (auto& e : batch->errors) errors.errors.push_back(std::move(e));
+            if (const auto it = parameters.find("errors"); it != parameters.end() && it->is_array()) {
+                for (const auto& e : *it) collected.push_back(e);
+            }
+            return true;
+        });
+    if (stream_error) return report(ctx, *stream_error);
+    if (decode_error) return bad_reply(ctx, *decode_error);
     if (ctx.json) {
-        print_json(ctx, reply.value());
+        print_json(ctx, nlohmann::json{{"scan_id", errors.scan_id}, {"errors", std::move(collected)}});
         return finish(ctx, 0);
     }
-    if (errors->scan_id == 0) {
+    if (errors.scan_id == 0) {
         write_out(ctx, "no scans yet (wsctl scan PATH)\n");
         return finish(ctx, 0);
     }
-    const std::string head = "scan " + std::to_string(errors->scan_id) + ": ";
-    if (errors->errors.empty()) {
+    const std::string head = "scan " + std::to_string(errors.scan_id) + ": ";
+    if (errors.errors.empty()) {
         write_out(ctx, head + "no errors\n");
         return finish(ctx, 0);
     }
-    write_out(ctx, head + format_count(errors->errors.size()) + " errors\n");
+    write_out(ctx, head + format_count(errors.errors.size()) + " errors\n");
     Table table({{"ERROR", Table::Align::Left},
                  {"MESSAGE", Table::Align::Left},
                  {"PATH", Table::Align::Left}});
-    for (const auto& e : errors->errors) {
+    for (const auto& e : errors.errors) {
         table.add_row({e.error_name.empty() ? std::to_string(e.error) : e.error_name,
                        e.message, ctx.stdout_tty ? printable(e.path) : e.path});
     }

@@ -50,6 +50,16 @@ struct Common {
     std::string socket;
 };
 
+// CLI11 2.1 converts "-3" to a huge unsigned value; counts and ids must be plain digits.
+const CLI::Validator kWholeNumber(
+    [](std::string& value) -> std::string {
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) {
+            return "'" + value + "' is not a whole number (0, 1, 2, ...)";
+        }
+        return {};
+    },
+    "", "whole number");
+
 void add_common(CLI::App& app, Common& common) {
     app.add_flag("--json", common.json, "Machine output: one JSON document on stdout");
     app.add_option("--socket", common.socket, "The daemon's socket (default: see below)")
@@ -87,7 +97,7 @@ int main(int argc, char** argv) {
 
     CancelOptions cancel;
     auto* cancel_cmd = app.add_subcommand("cancel", "Cancel the running scan (or scan ID)");
-    cancel_cmd->add_option("id", cancel.scan_id, "A scan id (see wsctl scans)")->type_name("ID");
+    cancel_cmd->add_option("id", cancel.scan_id, "A scan id (see wsctl scans)")->type_name("ID")->check(kWholeNumber);
     add_common(*cancel_cmd, common);
 
     FindOptions find;
@@ -113,7 +123,7 @@ int main(int argc, char** argv) {
                          "age: 90s, 30m, 12h, 2d, 1w")
         ->type_name("TIME");
     find_cmd->add_option("--under", find.under, "Only below this directory")->type_name("PATH");
-    find_cmd->add_option("--limit", find.limit, "At most N results (0: all)")->type_name("N");
+    find_cmd->add_option("--limit", find.limit, "At most N results (0: all)")->type_name("N")->check(kWholeNumber);
     auto* null_flag = find_cmd->add_flag("-0,--null", find.null_separated,
                                          "NUL-separated raw paths (byte-exact, for xargs -0)");
     auto* long_flag = find_cmd->add_flag("-l,--long", find.long_format,
@@ -126,22 +136,22 @@ int main(int argc, char** argv) {
     du_cmd->add_option("path", du.path, "A directory (default: every indexed root)")
         ->type_name("PATH");
     du_cmd->add_option("--depth", du.depth, "Also list directories down to N levels below PATH")
-        ->type_name("N");
+        ->type_name("N")->check(kWholeNumber);
     du_cmd->add_option("--top", du.top, "Only the N largest directories below PATH")
-        ->type_name("N");
+        ->type_name("N")->check(kWholeNumber);
     du_cmd->add_flag("-b,--bytes", du.bytes, "Exact byte counts instead of KiB/MiB/...");
     add_common(*du_cmd, common);
 
     ErrorsOptions errors;
     auto* errors_cmd = app.add_subcommand("errors", "Entries a scan could not read");
     errors_cmd->add_option("--scan", errors.scan_id, "Scan id (default: the latest scan)")
-        ->type_name("ID");
-    errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")->type_name("N");
+        ->type_name("ID")->check(kWholeNumber);
+    errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")->type_name("N")->check(kWholeNumber);
     add_common(*errors_cmd, common);
 
     ScansOptions scans;
     auto* scans_cmd = app.add_subcommand("scans", "Scan history, newest first");
-    scans_cmd->add_option("--limit", scans.limit, "At most N scans (0: all)")->type_name("N");
+    scans_cmd->add_option("--limit", scans.limit, "At most N scans (0: all)")->type_name("N")->check(kWholeNumber);
     add_common(*scans_cmd, common);
 
     auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");

@@ -1,0 +1,224 @@
+// Unit tests of wsctl's pure helpers: units, counts, durations, tables, escaping, size/time/type
+// parsing, absolute paths and the option-value joining.
+#include "cli/args.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "cli/progress.hpp"
+#include "cli/socket_path.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <ctime>
+
+namespace wsindex::cli {
+namespace {
+
+TEST(FormatBytes, UnitsAreBinaryWithOneDecimal) {
+    EXPECT_EQ(format_bytes(0), "0 B");
+    EXPECT_EQ(format_bytes(1023), "1023 B");
+    EXPECT_EQ(format_bytes(1024), "1.0 KiB");
+    EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+    EXPECT_EQ(format_bytes(1024 * 1024), "1.0 MiB");
+    EXPECT_EQ(format_bytes(1024 * 1024 - 1), "1.0 MiB");  // never "1024.0 KiB"
+    EXPECT_EQ(format_bytes(std::uint64_t{5} << 30), "5.0 GiB");
+    EXPECT_EQ(format_bytes(std::uint64_t{3} << 40), "3.0 TiB");
+    EXPECT_EQ(format_bytes(UINT64_MAX), "16.0 EiB");
+}
+
+TEST(FormatCount, ThousandsSeparators) {
+    EXPECT_EQ(format_count(0), "0");
+    EXPECT_EQ(format_count(999), "999");
+    EXPECT_EQ(format_count(1000), "1,000");
+    EXPECT_EQ(format_count(1234567), "1,234,567");
+}
+
+TEST(FormatDuration, PicksAReadableUnit) {
+    EXPECT_EQ(format_duration_ms(0), "0.0 s");
+    EXPECT_EQ(format_duration_ms(12345), "12.3 s");
+    EXPECT_EQ(format_duration_ms(245000), "4m 05s");
+    EXPECT_EQ(format_duration_ms(7380000), "2h 03m");
+    EXPECT_EQ(format_duration_ms(3ULL * 86400000 + 4 * 3600000), "3d 04h");
+}
+
+TEST(FormatTime, ZeroIsADash) {
+    EXPECT_EQ(format_time_ns(0), "-");
+    EXPECT_EQ(format_time_ns(1'700'000'000'000'000'000).size(), 19u);
+}
+
+TEST(Printable, EscapesControlAndInvalidBytes) {
+    EXPECT_EQ(printable("plain/name"), "plain/name");
+    EXPECT_EQ(printable("a\nb\tc"), "a\\nb\\tc");
+    EXPECT_EQ(printable("back\\slash"), "back\\\\slash");
+    EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");  // valid UTF-8 stays
+    EXPECT_EQ(printable("bad\xff\xfe"), "bad\\xFF\\xFE");
+    EXPECT_EQ(printable("trunc\xc3"), "trunc\\xC3");
+    EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
+}
+
+TEST(Table, AlignsColumnsAndLeavesTheLastUnpadded) {
+    Table table({{"SIZE", Table::Align::Right}, {"PATH", Table::Align::Left}});
+    table.add_row({"1.0 KiB", "/a"});
+    table.add_row({"12 B", "/long/path"});
+    EXPECT_EQ(table.render(), "   SIZE  PATH\n1.0 KiB  /a\n   12 B  /long/path\n");
+    EXPECT_EQ(table.render(false), "1.0 KiB  /a\n   12 B  /long/path\n");
+}
+
+TEST(Table, WidthCountsCodePoints) {
+    Table table({{"A", Table::Align::Left}, {"B", Table::Align::Left}});
+    table.add_row({"\xc3\xa9\xc3\xa9", "x"});
+    table.add_row({"abc", "y"});
+    EXPECT_EQ(table.render(false), "\xc3\xa9\xc3\xa9   x\nabc  y\n");
+}
+
+TEST(ParseByteCount, SuffixesAreBinary) {
+    std::string error;
+    EXPECT_EQ(parse_byte_count("0", error), 0u);
+    EXPECT_EQ(parse_byte_count("512", error), 512u);
+    EXPECT_EQ(parse_byte_count("4k", error), 4096u);
+    EXPECT_EQ(parse_byte_count("4K", error), 4096u);
+    EXPECT_EQ(parse_byte_count("4KiB", error), 4096u);
+    EXPECT_EQ(parse_byte_count("1.5M", error), 1572864u);
+    EXPECT_EQ(parse_byte_count("2G", error), std::uint64_t{2} << 30);
+    EXPECT_EQ(parse_byte_count("1T", error), std::uint64_t{1} << 40);
+    EXPECT_EQ(parse_byte_count("100c", error), 100u);
+    EXPECT_EQ(parse_byte_count("100B", error), 100u);
+}
+
+TEST(ParseByteCount, RejectsGarbageAndOverflow) {
+    for (const char* bad : {"", "k", "-1", "1.5", "1.", "12x", "1KX", "1Bk", "99999999999999999999",
+                            "17000000T"}) {
+        std::string error;
+        EXPECT_FALSE(parse_byte_count(bad, error).has_value()) << bad;
+        EXPECT_FALSE(error.empty()) << bad;
+    }
+}
+
+TEST(AddSizeBound, PlusMinusExact) {
+    std::string error;
+    SizeRange r;
+    ASSERT_TRUE(add_size_bound("+1k", r, error));
+    EXPECT_EQ(r.min, 1025u);
+    EXPECT_FALSE(r.max.has_value());
+    ASSERT_TRUE(add_size_bound("-1M", r, error));
+    EXPECT_EQ(r.max, 1048575u);
+    SizeRange exact;
+    ASSERT_TRUE(add_size_bound("100", exact, error));
+    EXPECT_EQ(exact.min, 100u);
+    EXPECT_EQ(exact.max, 100u);
+    SizeRange empty;
+    ASSERT_TRUE(add_size_bound("-1", empty, error));
+    EXPECT_EQ(empty.max, 0u);
+}
+
+TEST(AddSizeBound, RejectsEmptyRanges) {
+    std::string error;
+    SizeRange r;
+    EXPECT_FALSE(add_size_bound("-0", r, error));
+    SizeRange r2;
+    ASSERT_TRUE(add_size_bound("+1M", r2, error));
+    EXPECT_FALSE(add_size_bound("-1k", r2, error));
+    EXPECT_NE(error.find("exclude"), std::string::npos);
+}
+
+TEST(ParseTime, RelativeAges) {
+    std::string error;
+    const std::int64_t now = 1'700'000'000LL * 1'000'000'000;
+    EXPECT_EQ(parse_time("90s", now, error), now - 90LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("30m", now, error), now - 1800LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("2h", now, error), now - 7200LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("2d", now, error), now - 172800LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("1w", now, error), now - 604800LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("1.5h", now, error), now - 5400LL * 1'000'000'000);
+}
+
+TEST(ParseTime, IsoDatesWithZonesAndEpoch) {
+    std::string error;
+    EXPECT_EQ(parse_time("2024-05-01T00:00:00Z", 0, error), 1714521600LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("2024-05-01T02:00+02:00", 0, error), 1714521600LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("2024-04-30 19:00:00-0500", 0, error), 1714521600LL * 1'000'000'000);
+    EXPECT_EQ(parse_time("@1714521600", 0, error), 1714521600LL * 1'000'000'000);
+    // Local time: agrees with mktime for the same fields.
+    std::tm tm{};
+    tm.tm_year = 124;
+    tm.tm_mon = 4;
+    tm.tm_mday = 1;
+    tm.tm_isdst = -1;
+    EXPECT_EQ(parse_time("2024-05-01", 0, error),
+              static_cast<std::int64_t>(std::mktime(&tm)) * 1'000'000'000);
+}
+
+TEST(ParseTime, RejectsGarbage) {
+    for (const char* bad : {"", "yesterday", "2d3h", "5", "2024-13-01", "2023-02-29",
+                            "2024-05-01T25:00", "2024-05-01X", "@", "@x", "1.h"}) {
+        std::string error;
+        EXPECT_FALSE(parse_time(bad, 0, error).has_value()) << bad;
+        EXPECT_FALSE(error.empty()) << bad;
+    }
+}
+
+TEST(ParseTypes, LettersCommasAndDuplicates) {
+    std::string error;
+    EXPECT_EQ(parse_types("f", error), "f");
+    EXPECT_EQ(parse_types("f,d", error), "fd");
+    EXPECT_EQ(parse_types("fdlf", error), "fdl");
+    EXPECT_FALSE(parse_types("x", error).has_value());
+    EXPECT_FALSE(parse_types(",", error).has_value());
+}
+
+TEST(MakeAbsolute, NormalisesWithoutResolvingSymlinks) {
+    EXPECT_EQ(make_absolute("a/b", "/home/u"), "/home/u/a/b");
+    EXPECT_EQ(make_absolute(".", "/home/u"), "/home/u");
+    EXPECT_EQ(make_absolute("..", "/home/u"), "/home");
+    EXPECT_EQ(make_absolute("../../../..", "/home/u"), "/");
+    EXPECT_EQ(make_absolute("/x//y/./z/", "/ignored"), "/x/y/z");
+    EXPECT_EQ(make_absolute("link/..", "/d"), "/d");
+    EXPECT_EQ(make_absolute("/", "/d"), "/");
+    EXPECT_EQ(make_absolute("", "/d"), "/d");
+    EXPECT_EQ(make_absolute("bad\xff/n\nl", "/d"), "/d/bad\xff/n\nl");
+    EXPECT_EQ(make_absolute("...", "/d"), "/d/...");
+}
+
+TEST(JoinOptionValues, GluesNegativeSizes) {
+    const std::vector<std::string> in{"wsctl", "find", "--size", "-10M", "x", "--", "--size", "y"};
+    const std::vector<std::string> expected{"wsctl", "find", "--size=-10M", "x", "--", "--size", "y"};
+    EXPECT_EQ(join_option_values(in, {"--size"}), expected);
+    const std::vector<std::string> last{"wsctl", "find", "--size"};
+    EXPECT_EQ(join_option_values(last, {"--size"}), last);
+}
+
+TEST(ExitCodes, DistinctPerClassOfError) {
+    EXPECT_EQ(exit_code_for(ipc::make_error(ipc::ErrorKind::NotRunning, "")), kExitNotRunning);
+    EXPECT_EQ(exit_code_for(ipc::make_error(ipc::ErrorKind::PermissionDenied, "")), kExitRefused);
+    EXPECT_EQ(exit_code_for(ipc::make_error(ipc::ErrorKind::NoSuchPath, "")), kExitNotFound);
+    EXPECT_EQ(exit_code_for(ipc::make_error(ipc::ErrorKind::InvalidParameter, "")), kExitUsage);
+    EXPECT_EQ(exit_code_for(ipc::make_error(ipc::ErrorKind::Internal, "")), kExitFailure);
+}
+
+TEST(SocketPath, FlagThenEnvironmentThenDefault) {
+    ::setenv("WSINDEX_SOCKET", "/env/sock", 1);
+    EXPECT_EQ(resolve_socket_path("/flag/sock"), "/flag/sock");
+    EXPECT_EQ(resolve_socket_path(""), "/env/sock");
+    ::unsetenv("WSINDEX_SOCKET");
+    EXPECT_EQ(resolve_socket_path(""), default_socket_path());
+}
+
+TEST(Progress, LinesAndSummaries) {
+    ipc::ScanInfo scan;
+    scan.scan_id = 7;
+    scan.root = "/data";
+    scan.state = ipc::ScanState::Running;
+    scan.entries = 12345;
+    scan.entries_per_second = 1000.4;
+    scan.elapsed_ms = 12345;
+    EXPECT_EQ(progress_line(scan), "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s");
+    scan.errors = 2;
+    EXPECT_EQ(progress_line(scan), "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s, 2 errors");
+    scan.state = ipc::ScanState::Failed;
+    scan.error = "EIO";
+    EXPECT_EQ(scan_summary(scan).rfind("scan 7 failed: /data: 12,345 entries", 0), 0u);
+    EXPECT_NE(scan_summary(scan).find(": EIO"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace wsindex::cli

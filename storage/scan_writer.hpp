@@ -126,6 +126,7 @@ private:
     core::WalkResult root_record_;
     TreeTotals totals_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
+    std::vector<std::uint32_t> order_;       // flush(): pending_ indices in key order
     std::chrono::steady_clock::time_point pending_since_;
     core::Status failed_;  // sticky: the first write error of this scan
 };

@@ -78,6 +78,16 @@ core::Status Statement::run() {
     return {};
 }
 
+core::Status Statement::run_keep_bindings() {
+    bool row = true;
+    while (row) {
+        core::Status status = step(&row);
+        if (!status) return status;
+    }
+    sqlite3_reset(stmt_);
+    return {};
+}
+
 void Statement::reset() {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);

@@ -34,8 +34,11 @@ public:
     // One step. Returns ok and sets *row (true: a row is available, false: done), or an error
     // carrying SQLite's message. The statement is reset automatically by reset() / next bind.
     core::Status step(bool* row);
-    // Steps to completion, discarding rows, then resets.
+    // Steps to completion, discarding rows, then resets and clears the bindings.
     core::Status run();
+    // Like run() but keeps the bindings: for hot loops that rebind every parameter anyway
+    // (sqlite3_clear_bindings per row is measurable at a million rows).
+    core::Status run_keep_bindings();
     void reset();
 
     [[nodiscard]] std::int64_t column_int64(int index) const;

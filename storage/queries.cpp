@@ -103,7 +103,7 @@ void bind_all(Statement& s, const std::vector<Bind>& binds, int first) {
 const char* order_sql(Order order) {
     switch (order) {
         case Order::none: return "";
-        case Order::path: return " ORDER BY d.prefix, e.name";
+        case Order::path: return " ORDER BY CAST(d.prefix || e.name AS BLOB)";
         case Order::size_desc: return " ORDER BY e.size DESC";
         case Order::mtime_desc: return " ORDER BY e.mtime_ns DESC";
     }
@@ -115,12 +115,9 @@ void sort_rows(Order order, std::vector<FileRow>* rows) {
     switch (order) {
         case Order::none: return;
         case Order::path:
-            // Matches SQL's (prefix, name) order: paths compared as prefix then name.
-            std::sort(v.begin(), v.end(), [](const FileRow& a, const FileRow& b) {
-                const std::string_view pa = std::string_view(a.path).substr(0, a.path.size() - a.name.size());
-                const std::string_view pb = std::string_view(b.path).substr(0, b.path.size() - b.name.size());
-                return pa != pb ? pa < pb : a.name < b.name;
-            });
+            // Byte order of the whole path, as SQL's memcmp order of the BLOB.
+            std::sort(v.begin(), v.end(),
+                      [](const FileRow& a, const FileRow& b) { return a.path < b.path; });
             return;
         case Order::size_desc:
             std::stable_sort(v.begin(), v.end(),
@@ -229,8 +226,10 @@ core::Status Queries::find_with_sql(const FindQuery& q, std::vector<FileRow>* ou
                                             : " AND instr(e.name, ?) > 0";
                 break;
             case NameMatch::glob:
+                // CAST: Debian's SQLite is built with SQLITE_LIKE_DOESNT_MATCH_BLOBS, so GLOB
+                // and LIKE never match a BLOB operand; the cast keeps the bytes.
                 name_filter = q.ignore_case ? " AND lower(e.name) GLOB lower(?)"
-                                            : " AND e.name GLOB ?";
+                                            : " AND CAST(e.name AS TEXT) GLOB ?";
                 break;
             case NameMatch::regex:
                 name_filter = q.ignore_case ? " AND iregexp(?, e.name)" : " AND regexp(?, e.name)";

@@ -1,0 +1,229 @@
+// Queries against hand-computed expectations, through the name index and through SQL alike.
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "storage/database.hpp"
+#include "storage/name_index.hpp"
+#include "storage/queries.hpp"
+#include "storage/scan_writer.hpp"
+#include "tests/storage/support/synth.hpp"
+#include "tests/storage/support/tree_walk.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+using test::Synth;
+using test::TempDir;
+
+std::vector<core::WalkResult> query_tree(bool with_extra = false) {
+    Synth t("/q");
+    auto file = [&](std::uint64_t dir, const std::string& name, std::uint64_t size,
+                    std::int64_t mtime, std::uint32_t uid) {
+        t.file(dir, name, size, (size + 511) / 512);
+        t.last().mtime_ns = mtime;
+        t.last().uid = uid;
+    };
+    const auto docs = t.dir(1, "docs");
+    file(docs, "report.txt", 100, 1000, 1);
+    file(docs, "Report-final.TXT", 2000, 2000, 2);
+    file(docs, "notes.md", 50, 3000, 1);
+    const auto src = t.dir(1, "src");
+    file(src, "main.cpp", 500, 1500, 1);
+    file(src, "util.cpp", 700, 2500, 2);
+    file(src, "util.hpp", 30, 500, 1);
+    const auto deep = t.dir(src, "deep");
+    file(deep, "report.cpp", 10, 100, 3);
+    file(deep, "link", 8, 100, 1);
+    t.last().type = core::EntryType::Symlink;
+    t.last().mode = 0120777;
+    file(1, "ab", 1, 100, 1);
+    if (with_extra) file(docs, "report.new", 5, 100, 1);
+    return t.results();
+}
+
+class QueriesTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(ScanWriter::open(dir_ / "index.db", &writer_));
+        scan(query_tree());
+        db_ = test::open_reader(dir_ / "index.db");
+        ASSERT_TRUE(NameIndex::load(db_, &index_));
+    }
+    void scan(std::vector<core::WalkResult> rs) {
+        ASSERT_TRUE(writer_->begin("/q"));
+        ASSERT_TRUE(writer_->write(rs));
+        ASSERT_TRUE(writer_->complete());
+        ASSERT_TRUE(writer_->collect_garbage());
+    }
+    // The sorted paths `q` finds, checked equal through the index and through SQL.
+    std::vector<std::string> find(const FindQuery& q) {
+        Queries with(db_, &index_);
+        Queries without(db_);
+        std::vector<FileRow> a;
+        std::vector<FileRow> b;
+        auto s = with.find(q, &a);
+        EXPECT_TRUE(s) << s.to_string();
+        s = without.find(q, &b);
+        EXPECT_TRUE(s) << s.to_string();
+        EXPECT_FALSE(without.last_used_index());
+        std::vector<std::string> pa;
+        std::vector<std::string> pb;
+        for (const auto& r : a) pa.push_back(r.path);
+        for (const auto& r : b) pb.push_back(r.path);
+        if (q.order == Order::none) {
+            std::sort(pa.begin(), pa.end());
+            std::sort(pb.begin(), pb.end());
+        }
+        EXPECT_EQ(pa, pb) << "index and SQL disagree for '" << q.pattern << "'";
+        return pa;
+    }
+    std::vector<std::string> find(const std::string& pattern, NameMatch match = NameMatch::substring,
+                                  bool icase = false) {
+        FindQuery q;
+        q.pattern = pattern;
+        q.match = match;
+        q.ignore_case = icase;
+        return find(q);
+    }
+
+    TempDir dir_;
+    std::unique_ptr<ScanWriter> writer_;
+    Database db_;
+    NameIndex index_;
+};
+
+using Paths = std::vector<std::string>;
+
+TEST_F(QueriesTest, SubstringIsTheDefaultAndUsesTheIndex) {
+    EXPECT_EQ(find("report"), (Paths{"/q/docs/report.txt", "/q/src/deep/report.cpp"}));
+    EXPECT_EQ(find("report", NameMatch::substring, true),
+              (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/deep/report.cpp"}));
+    EXPECT_EQ(find("ab"), (Paths{"/q/ab"}));  // shorter than a trigram
+    EXPECT_EQ(find("x"), (Paths{"/q/docs/report.txt"}));
+    EXPECT_EQ(find("nothing-like-it"), Paths{});
+    Queries q(db_, &index_);
+    std::vector<FileRow> rows;
+    FindQuery fq;
+    fq.pattern = "util";
+    ASSERT_TRUE(q.find(fq, &rows));
+    EXPECT_TRUE(q.last_used_index());
+    EXPECT_EQ(rows.size(), 2u);
+}
+
+TEST_F(QueriesTest, GlobAndRegex) {
+    EXPECT_EQ(find("*.cpp", NameMatch::glob),
+              (Paths{"/q/src/deep/report.cpp", "/q/src/main.cpp", "/q/src/util.cpp"}));
+    EXPECT_EQ(find("*.txt", NameMatch::glob, true),
+              (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt"}));
+    EXPECT_EQ(find("^util\\.(c|h)pp$", NameMatch::regex),
+              (Paths{"/q/src/util.cpp", "/q/src/util.hpp"}));
+    EXPECT_EQ(find("^REPORT", NameMatch::regex, true),
+              (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/deep/report.cpp"}));
+    Queries q(db_);
+    std::vector<FileRow> rows;
+    FindQuery bad;
+    bad.pattern = "(unclosed";
+    bad.match = NameMatch::regex;
+    auto s = q.find(bad, &rows);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.message().find("regular expression"), std::string::npos) << s.to_string();
+}
+
+TEST_F(QueriesTest, MetadataFilters) {
+    FindQuery q;
+    q.types = "l";
+    EXPECT_EQ(find(q), (Paths{"/q/src/deep/link"}));
+    q.types = "d";
+    EXPECT_EQ(find(q), (Paths{"/q", "/q/docs", "/q/src", "/q/src/deep"}));
+    q = {};
+    q.types = "f";
+    q.min_size = 100;
+    q.max_size = 700;
+    EXPECT_EQ(find(q), (Paths{"/q/docs/report.txt", "/q/src/main.cpp", "/q/src/util.cpp"}));
+    q = {};
+    q.min_mtime_ns = 1000;
+    q.max_mtime_ns = 2000;
+    EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/main.cpp"}));
+    q = {};
+    q.uid = 2;
+    EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/src/util.cpp"}));
+    q = {};
+    q.under = "/q/src";
+    EXPECT_EQ(find(q), (Paths{"/q/src/deep", "/q/src/deep/link", "/q/src/deep/report.cpp",
+                              "/q/src/main.cpp", "/q/src/util.cpp", "/q/src/util.hpp"}));
+    q.pattern = "report";
+    EXPECT_EQ(find(q), (Paths{"/q/src/deep/report.cpp"}));
+    q = {};
+    q.pattern = "p";
+    q.uid = 1;
+    q.types = "f";
+    q.under = "/q/src";
+    EXPECT_EQ(find(q), (Paths{"/q/src/main.cpp", "/q/src/util.hpp"}));  // report.cpp: uid 3
+}
+
+TEST_F(QueriesTest, OrderAndLimit) {
+    FindQuery q;
+    q.types = "f";
+    q.order = Order::size_desc;
+    q.limit = 2;
+    EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/src/util.cpp"}));
+    q.pattern = "t";
+    q.order = Order::mtime_desc;
+    q.limit = 3;
+    // "Report-final.TXT" has a 't' too.
+    EXPECT_EQ(find(q), (Paths{"/q/docs/notes.md", "/q/src/util.cpp", "/q/docs/Report-final.TXT"}));
+    q.order = Order::path;
+    q.limit = 0;
+    EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/docs/notes.md", "/q/docs/report.txt",
+                              "/q/src/deep/report.cpp", "/q/src/util.cpp", "/q/src/util.hpp"}));
+}
+
+TEST_F(QueriesTest, BiggestFilesAndDirectoryTotals) {
+    Queries q(db_, &index_);
+    std::vector<FileRow> files;
+    ASSERT_TRUE(q.biggest_files("/q/src", 2, &files));
+    ASSERT_EQ(files.size(), 2u);
+    EXPECT_EQ(files[0].path, "/q/src/util.cpp");
+    EXPECT_EQ(files[0].size, 700);
+    EXPECT_EQ(files[1].path, "/q/src/main.cpp");
+
+    std::vector<DirTotalsRow> dirs;
+    ASSERT_TRUE(q.dir_totals("/q", 1, &dirs));
+    ASSERT_EQ(dirs.size(), 3u);
+    EXPECT_EQ(dirs[0].path, "/q");
+    // 4 directories of 10 bytes + every file.
+    EXPECT_EQ(dirs[0].size, 40 + 100 + 2000 + 50 + 500 + 700 + 30 + 10 + 8 + 1);
+    EXPECT_EQ(dirs[0].files, 9);
+    EXPECT_EQ(dirs[0].dirs, 3);
+    EXPECT_EQ(dirs[1].path, "/q/docs");
+    EXPECT_EQ(dirs[1].size, 10 + 100 + 2000 + 50);
+    EXPECT_EQ(dirs[2].path, "/q/src");
+    EXPECT_EQ(dirs[2].dirs, 1);
+    EXPECT_EQ(dirs[2].files, 5);
+
+    ASSERT_TRUE(q.biggest_dirs("/q", 1, &dirs));
+    ASSERT_EQ(dirs.size(), 1u);
+    EXPECT_EQ(dirs[0].path, "/q/docs");
+}
+
+TEST_F(QueriesTest, StaleIndexFallsBackToSql) {
+    scan(query_tree(true));  // a completed scan moves the generation
+    Queries q(db_, &index_);
+    std::vector<FileRow> rows;
+    FindQuery fq;
+    fq.pattern = "report.";
+    ASSERT_TRUE(q.find(fq, &rows));
+    EXPECT_FALSE(q.last_used_index());
+    EXPECT_EQ(rows.size(), 3u);
+    NameIndex fresh;
+    ASSERT_TRUE(NameIndex::load(db_, &fresh));
+    Queries q2(db_, &fresh);
+    ASSERT_TRUE(q2.find(fq, &rows));
+    EXPECT_TRUE(q2.last_used_index());
+    EXPECT_EQ(rows.size(), 3u);
+}
+
+}  // namespace
+}  // namespace wsindex::storage

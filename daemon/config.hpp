@@ -1,0 +1,84 @@
+// Config: wsindexd's settings — what the configuration file holds, its parser, and its defaults.
+//
+// The file is TOML-like (CLI11's config reader does the lexing; docs/daemon.md shows a full
+// example). parse_config takes text and returns a Config or one clear error, never throws, and
+// touches no file system: a fuzz target calls it directly.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/prune.hpp"
+
+namespace wsindex::daemon {
+
+// One configured root: indexed when never indexed before, then every `interval`.
+struct RootConfig {
+    std::string path;  // absolute
+    // nullopt: the file's rescan_interval. zero: never rescanned on a timer.
+    std::optional<std::chrono::seconds> interval;
+    std::optional<bool> one_file_system;  // nullopt: the file's one_file_system
+};
+
+struct Config {
+    std::string socket_path;  // empty: default_socket_path()
+    std::string db_path;      // empty: default_db_path()
+    mode_t socket_mode = 0660;
+    std::string socket_group;  // empty: the daemon's own group
+    unsigned workers = 0;      // walker threads; 0: one per CPU
+    std::string log_level = "info";
+
+    std::vector<RootConfig> roots;
+    std::chrono::seconds rescan_interval{std::chrono::hours(24)};  // roots without their own
+    core::PruneRules prune;
+    bool one_file_system = false;  // default for roots
+
+    // Scans waiting behind the running one; beyond it wsindex.Scan answers Busy.
+    std::size_t max_queued_scans = 64;
+    // Threads (each with its own read connection) that run queries off the io thread.
+    unsigned query_threads = 2;
+    // Query jobs waiting for a query thread; beyond it callers get Busy.
+    std::size_t max_pending_queries = 256;
+    // Cap of a find's result, whatever limit the caller asks for (0 in the request means this).
+    std::size_t max_find_results = 100000;
+    // Without streaming ("more") one reply must fit the 1 MiB message cap: ~100 B per entry.
+    std::size_t max_unstreamed_find_results = 5000;
+    // How often wsindex.Scan with wait sends a progress reply.
+    std::chrono::milliseconds progress_interval{500};
+    // Keep the in-memory name index (fast substring find; ~30 B per indexed name).
+    bool name_index = true;
+};
+
+struct ConfigError {
+    std::string message;  // "config.toml: unknown key 'root.intervl'"
+};
+
+using ConfigResult = std::variant<Config, ConfigError>;
+
+// Parses the configuration text. `origin` names it in error messages (a file name).
+ConfigResult parse_config(std::string_view text, std::string_view origin = "config");
+
+// Reads and parses a file; the error says which file and why (missing, unreadable, bad).
+ConfigResult load_config_file(const std::string& path);
+
+// "90s", "30m", "6h", "1d", "2w", a plain number of seconds, or "0"/"off"/"never" (zero).
+std::optional<std::chrono::seconds> parse_duration(std::string_view text);
+
+// Where the socket and the database live when neither the file nor a flag says:
+// root: /run/wsindexd/wsindexd.sock and /var/lib/wsindexd/index.db;
+// others: $XDG_RUNTIME_DIR/wsindexd.sock and $XDG_STATE_HOME (~/.local/state)/wsindexd/index.db.
+std::string default_socket_path();
+std::string default_db_path();
+
+// The interval in force for `root` under `config`.
+std::chrono::seconds effective_interval(const Config& config, const RootConfig& root);
+bool effective_one_file_system(const Config& config, const RootConfig& root);
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,228 @@
+// Daemon: start-up order, the signal loop, reload and shutdown.
+#include "daemon/daemon.hpp"
+
+#include <grp.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "daemon/logging.hpp"
+#include "ipc/bytes_codec.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+core::Status group_id(const std::string& name, gid_t* out) {
+    std::vector<char> buf(16384);
+    group g{};
+    group* found = nullptr;
+    const int rc = ::getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found);
+    if (rc != 0) return core::Status::from_errno(rc, "socket_group " + name);
+    if (found == nullptr) {
+        return core::Status(std::make_error_code(std::errc::invalid_argument),
+                            "socket_group " + name + ": no such group");
+    }
+    *out = found->gr_gid;
+    return {};
+}
+
+void log_from_server(ipc::LogLevel level, std::string_view line) {
+    switch (level) {
+        case ipc::LogLevel::Debug: spdlog::debug("ipc: {}", line); break;
+        case ipc::LogLevel::Info: spdlog::info("ipc: {}", line); break;
+        case ipc::LogLevel::Warning: spdlog::warn("ipc: {}", line); break;
+        case ipc::LogLevel::Error: spdlog::error("ipc: {}", line); break;
+    }
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+
+Daemon::~Daemon() {
+    // run() normally did all this; start() without run() (a failed start, a test) did not.
+    if (scans_) scans_->stop();
+    if (queries_) queries_->stop();
+}
+
+ScanSettings Daemon::scan_settings(const Config& config) const {
+    ScanSettings s;
+    s.workers = config.workers;
+    s.prune = config.prune;
+    s.one_file_system = config.one_file_system;
+    for (const RootConfig& root : config.roots) {
+        s.roots.push_back(ScheduledRoot{root.path, effective_interval(config, root),
+                                        effective_one_file_system(config, root)});
+    }
+    return s;
+}
+
+core::Status Daemon::start() {
+    const Config& c = options_.config;
+    // The writer first: it creates or migrates the schema the readers then expect.
+    ScanServiceOptions so;
+    so.db_path = c.db_path;
+    so.settings = scan_settings(c);
+    so.max_queued = c.max_queued_scans;
+    so.low_priority = options_.low_priority_scans;
+    so.result_batch = options_.result_batch;
+    so.before_walk = options_.before_walk;
+    so.after_batch = options_.after_batch;
+    so.on_change = [this](const ScanJob& job) { on_job_change(job); };
+    if (auto st = ScanService::open(std::move(so), &scans_); !st) {
+        return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
+    }
+    if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_); !st) {
+        return core::Status(st.code(), "opening readers of " + c.db_path + ": " + st.message());
+    }
+    if (c.name_index) {
+        queries_->refresh_names();
+    } else {
+        queries_->disable_names();
+    }
+    names_owner_.store(queries_.get(), std::memory_order_release);
+
+    ipc::ServerOptions server_options;
+    server_options.log = log_from_server;
+    waiters_.emplace(io_, c.progress_interval);
+    HandlerLimits limits;
+    limits.max_find_results = c.max_find_results;
+    limits.max_unstreamed_find_results = c.max_unstreamed_find_results;
+    limits.max_message_bytes = server_options.limits.max_message_bytes;
+    handlers_.emplace(HandlerContext{io_, *scans_, *queries_, *waiters_, options_.seams, limits});
+    server_.emplace(io_, server_options);
+    register_handlers(*server_, *handlers_);
+
+    const int inherited =
+        options_.seams.service_manager.listen_fd ? options_.seams.service_manager.listen_fd() : -1;
+    if (inherited >= 0) {
+        if (auto st = server_->from_fd(inherited); !st) return st;
+    } else {
+        ipc::BindOptions bind;
+        bind.mode = c.socket_mode;
+        if (!c.socket_group.empty()) {
+            gid_t gid = 0;
+            if (auto st = group_id(c.socket_group, &gid); !st) return st;
+            bind.group = gid;
+        }
+        if (auto st = server_->listen(c.socket_path, bind); !st) {
+            return core::Status(st.code(), "socket " + c.socket_path + ": " + st.message());
+        }
+    }
+    server_->start();
+
+    if (options_.handle_signals) {
+        signals_.emplace(io_, SIGTERM, SIGINT, SIGHUP);
+        wait_for_signal();
+    }
+    spdlog::info("ready: listening on {} (index {}, {} roots configured)",
+                 inherited >= 0 ? std::string("an inherited socket") : c.socket_path, c.db_path,
+                 c.roots.size());
+    if (options_.seams.service_manager.notify_ready) options_.seams.service_manager.notify_ready();
+    return {};
+}
+
+void Daemon::run() {
+    io_.run();  // until shutdown() stops it
+    // Off the io thread now: joining is allowed. The scan first (its cancel is under way).
+    scans_->stop();
+    queries_->stop();
+    // Let the sessions finish closing (their handlers are ready; nothing blocks).
+    io_.restart();
+    io_.poll();
+    spdlog::info("stopped");
+}
+
+void Daemon::request_stop() {
+    boost::asio::post(io_, [this] { shutdown(); });
+}
+
+void Daemon::request_reload() {
+    boost::asio::post(io_, [this] { reload(); });
+}
+
+void Daemon::wait_for_signal() {
+    signals_->async_wait([this](const boost::system::error_code& ec, int signo) {
+        if (ec) return;  // cancelled at shutdown
+        if (signo == SIGHUP) {
+            reload();
+            wait_for_signal();
+        } else {
+            spdlog::info("{} received: stopping", signo == SIGTERM ? "SIGTERM" : "SIGINT");
+            shutdown();
+        }
+    });
+}
+
+void Daemon::reload() {
+    if (stopping_) return;
+    if (!options_.command_line.config_path) {
+        spdlog::info("reload: no configuration file (started without --config); nothing to do");
+        return;
+    }
+    if (options_.seams.service_manager.notify_reloading) {
+        options_.seams.service_manager.notify_reloading();
+    }
+    ConfigResult result = resolve_config(options_.command_line);
+    if (auto* error = std::get_if<ConfigError>(&result)) {
+        spdlog::error("reload failed, keeping the running configuration: {}", error->message);
+    } else {
+        Config next = std::get<Config>(std::move(result));
+        const Config& now = options_.config;
+        if (next.socket_path != now.socket_path || next.db_path != now.db_path ||
+            next.socket_mode != now.socket_mode || next.socket_group != now.socket_group ||
+            next.query_threads != now.query_threads) {
+            spdlog::warn("reload: socket, database and thread settings change only at restart");
+        }
+        set_log_level(next.log_level);
+        scans_->reconfigure(scan_settings(next));
+        // What changes now; the rest stays as started.
+        options_.config.roots = next.roots;
+        options_.config.rescan_interval = next.rescan_interval;
+        options_.config.prune = next.prune;
+        options_.config.workers = next.workers;
+        options_.config.one_file_system = next.one_file_system;
+        options_.config.log_level = next.log_level;
+        spdlog::info("configuration reloaded: {} roots, {} prune rules, {} workers",
+                     next.roots.size(),
+                     next.prune.paths.size() + next.prune.names.size() + next.prune.fs_types.size(),
+                     next.workers);
+    }
+    if (options_.seams.service_manager.notify_ready) options_.seams.service_manager.notify_ready();
+}
+
+void Daemon::shutdown() {
+    if (stopping_) return;
+    stopping_ = true;
+    if (options_.seams.service_manager.notify_stopping) {
+        options_.seams.service_manager.notify_stopping();
+    }
+    if (signals_) signals_->cancel();
+    scans_->request_stop();  // the cancel starts now; run() joins
+    waiters_->stop();
+    server_->stop();
+    io_.stop();
+}
+
+void Daemon::on_job_change(const ScanJob& job) {
+    // Any thread (scan thread, io thread, query thread): hand the news to the io thread.
+    boost::asio::post(io_, [this] {
+        if (!stopping_) waiters_->poke();
+    });
+    if (job.state() == ipc::ScanState::Done) {
+        if (QueryPool* pool = names_owner_.load(std::memory_order_acquire);
+            pool != nullptr && options_.config.name_index) {
+            pool->refresh_names();
+        }
+    }
+    if (options_.seams.service_manager.notify_status) {
+        const ipc::ScanInfo info = job.info();
+        std::string line = std::string(ipc::scan_state_name(info.state)) + " " +
+                           ipc::display_bytes(info.root);
+        options_.seams.service_manager.notify_status(line);
+    }
+}
+
+}  // namespace wsindex::daemon

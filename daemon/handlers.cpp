@@ -1,0 +1,25 @@
+// Handlers: registration and the helpers shared by both handler files.
+#include "daemon/handlers.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace wsindex::daemon {
+
+void register_handlers(ipc::Server& server, HandlerContext& context) {
+    register_scan_handlers(server, context);
+    register_query_handlers(server, context);
+}
+
+void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job) {
+    if (!context.queries.submit(std::move(job))) {
+        responder.fail(ipc::make_error(ipc::ErrorKind::Busy,
+                                       "too many queries waiting; retry later"));
+    }
+}
+
+ipc::Error storage_failure(std::string_view what, const core::Status& status) {
+    spdlog::error("{}: {}", what, status.to_string());
+    return ipc::make_error(ipc::ErrorKind::Internal, std::string(what) + ": " + status.to_string());
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,54 @@
+// Handlers: the wsindex.* methods — what each does, on which thread, through which filter.
+//
+// Threads: Version and Cancel answer on the io thread (no I/O, only a mutex). Everything that
+// touches the file system or the database (Scan's path checks, Find, Du, Errors, Scans, Status)
+// runs as a job on the QueryPool, which answers through the Responder. Scan with wait hands its
+// call to ScanWaiters (io thread). Answers about files (Find, Du, Errors) go through the
+// caller's PathFilter (seams.hpp); starting and cancelling scans through may_control.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include <boost/asio/io_context.hpp>
+
+#include "daemon/query_pool.hpp"
+#include "daemon/scan_service.hpp"
+#include "daemon/scan_waiter.hpp"
+#include "daemon/seams.hpp"
+#include "ipc/server.hpp"
+
+namespace wsindex::daemon {
+
+struct HandlerLimits {
+    std::size_t max_find_results = 100000;
+    std::size_t max_unstreamed_find_results = 5000;
+    std::size_t find_batch = 1000;  // entries per streamed reply (~100 KiB)
+    std::uint64_t max_message_bytes = 0;
+};
+
+// Everything the handlers use. Owned by the Daemon; outlives the server's io thread work.
+struct HandlerContext {
+    boost::asio::io_context& io;
+    ScanService& scans;
+    QueryPool& queries;
+    ScanWaiters& waiters;  // io thread only
+    Seams seams;
+    HandlerLimits limits;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
+// Registers every method on `server` (before server.start()).
+void register_handlers(ipc::Server& server, HandlerContext& context);
+
+// Pieces registered by register_handlers, one file per group.
+void register_query_handlers(ipc::Server& server, HandlerContext& context);  // query_handlers.cpp
+void register_scan_handlers(ipc::Server& server, HandlerContext& context);   // scan_handlers.cpp
+
+// Runs `job` on the query pool, or answers Busy when its queue is full. Any thread.
+void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job);
+
+// An internal error for a failed storage call (logged; the caller sees Internal).
+ipc::Error storage_failure(std::string_view what, const core::Status& status);
+
+}  // namespace wsindex::daemon

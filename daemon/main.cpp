@@ -1,0 +1,83 @@
+// wsindexd: the file-system indexing daemon — parses flags and configuration, runs the Daemon.
+//
+// The daemon's files (daemon/):
+//   main.cpp            this file: flags, configuration, logging, the exception edge
+//   command_line.*      the flags and how they override the configuration file
+//   config.*            the configuration file: Config, parse_config(text), defaults
+//   logging.*           spdlog to stderr, one line per event
+//   daemon.*            assembly: scan service, query pool, IPC server, signals (SIGHUP, SIGTERM)
+//   handlers.*          method registration and shared helpers
+//   scan_handlers.cpp   wsindex.Version, Scan, Cancel, Status
+//   query_handlers.cpp  wsindex.Find, Du, Errors, Scans
+//   scan_service.*      the scan queue and thread, periodic rescans, walker -> writer
+//   scan_job.*          one scan's state and live counters
+//   scan_waiter.*       progress replies for Scan with wait
+//   scan_root.*         request path -> canonical root, or NoSuchPath/NotADirectory
+//   query_pool.*        query threads with their read connections and the name index
+//   index_queries.*     SQL over scans, errors and roots (until storage offers them)
+//   thread_priority.*   nice and idle I/O class for scan threads
+//   seams.hpp           hooks for the visibility filter and the systemd glue
+//   systemd_*, visibility.*  written separately; plugged in here through seams.hpp
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/command_line.hpp"
+#include "daemon/config.hpp"
+#include "daemon/daemon.hpp"
+#include "daemon/logging.hpp"
+
+namespace {
+
+// The index and the socket's temporary name are private by default (the database is never
+// world-readable); the socket gets its configured mode explicitly.
+constexpr mode_t kUmask = 0077;
+
+int run(int argc, char** argv) {
+    using namespace wsindex::daemon;
+    auto parsed = parse_command_line(argc, argv);
+    if (const int* code = std::get_if<int>(&parsed)) return *code;
+    const CommandLine& line = std::get<CommandLine>(parsed);
+
+    ConfigResult config = resolve_config(line);
+    if (const auto* error = std::get_if<ConfigError>(&config)) {
+        std::fprintf(stderr, "wsindexd: %s\n", error->message.c_str());
+        return 2;
+    }
+    ::umask(kUmask);
+    DaemonOptions options;
+    options.config = std::get<Config>(std::move(config));
+    options.command_line = line;
+    setup_logging(options.config.log_level);
+
+    // A per-user default lives in ~/.local/state/wsindexd, which may not exist yet.
+    std::error_code ec;
+    std::filesystem::create_directories(
+        std::filesystem::path(options.config.db_path).parent_path(), ec);
+
+    Daemon daemon(std::move(options));
+    if (auto st = daemon.start(); !st) {
+        spdlog::critical("cannot start: {}", st.to_string());
+        return 1;
+    }
+    daemon.run();
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "wsindexd: fatal: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "wsindexd: fatal: unknown exception\n");
+    }
+    return 1;
+}

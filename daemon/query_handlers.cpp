@@ -1,0 +1,261 @@
+// Query handlers: wsindex.Find, Du, Errors and Scans — on query threads, filtered per caller.
+#include <regex.h>
+
+#include <cstring>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/handlers.hpp"
+#include "daemon/index_queries.hpp"
+#include "ipc/bytes_codec.hpp"
+#include "storage/path_range.hpp"
+#include "storage/queries.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+std::int64_t clamp_to_int64(std::uint64_t v) {
+    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return static_cast<std::int64_t>(std::min(v, kMax));
+}
+
+// "/a/b/" -> "/a/b"; "/" stays.
+std::string without_trailing_slash(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+// A bad regex is the caller's mistake: say so before SQLite reports it as a query failure.
+std::optional<ipc::Error> check_regex(const std::string& pattern, bool icase) {
+    regex_t re;
+    const int rc = ::regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+    if (rc == 0) {
+        ::regfree(&re);
+        return std::nullopt;
+    }
+    char buf[256];
+    ::regerror(rc, &re, buf, sizeof buf);
+    return ipc::invalid_parameter("pattern", std::string("is not a valid extended regex: ") + buf);
+}
+
+storage::FindQuery to_query(const ipc::FindParams& p) {
+    storage::FindQuery q;
+    q.pattern = p.pattern.value_or("");
+    switch (p.match) {
+        case ipc::MatchMode::Substring: q.match = storage::NameMatch::substring; break;
+        case ipc::MatchMode::Glob: q.match = storage::NameMatch::glob; break;
+        case ipc::MatchMode::Regex: q.match = storage::NameMatch::regex; break;
+    }
+    q.ignore_case = p.case_insensitive;
+    q.types = p.types;
+    if (p.min_size) q.min_size = clamp_to_int64(*p.min_size);
+    if (p.max_size) q.max_size = clamp_to_int64(*p.max_size);
+    if (p.newer_ns && *p.newer_ns < std::numeric_limits<std::int64_t>::max()) {
+        q.min_mtime_ns = *p.newer_ns + 1;  // strictly newer
+    }
+    if (p.under) q.under = without_trailing_slash(*p.under);
+    return q;
+}
+
+void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
+          const ipc::FindParams& p, ipc::Responder r) {
+    if (p.match == ipc::MatchMode::Regex) {
+        if (auto bad = check_regex(p.pattern.value_or(""), p.case_insensitive)) {
+            r.fail(*bad);
+            return;
+        }
+    }
+    if (p.newer_ns && *p.newer_ns == std::numeric_limits<std::int64_t>::max()) {
+        r.reply(ipc::to_json(ipc::FindReply{}));  // nothing is newer than the end of time
+        return;
+    }
+    const bool streaming = r.streaming();
+    // The daemon's cap, whatever the caller asked: unstreamed answers must fit one message.
+    std::size_t cap = ctx.limits.max_find_results;
+    if (!streaming) cap = std::min(cap, ctx.limits.max_unstreamed_find_results);
+    const std::size_t want = p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
+
+    storage::FindQuery query = to_query(p);
+    query.limit = want + 1;  // one more than wanted tells whether the result was cut
+    storage::Queries queries(q.db, q.names.get());
+    std::vector<storage::FileRow> rows;
+    if (auto st = queries.find(query, &rows); !st) {
+        r.fail(storage_failure("find", st));
+        return;
+    }
+    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    ipc::FindReply batch;
+    std::size_t sent = 0;
+    for (storage::FileRow& row : rows) {
+        if (!visible(row.path)) continue;
+        if (sent == want) {
+            batch.truncated = true;
+            break;
+        }
+        ipc::FindEntry e;
+        e.path = std::move(row.path);
+        e.type = row.type;
+        e.size = row.has_stat && row.size > 0 ? static_cast<std::uint64_t>(row.size) : 0;
+        e.mtime_ns = row.has_stat ? row.mtime_ns : 0;
+        batch.entries.push_back(std::move(e));
+        ++sent;
+        if (streaming && batch.entries.size() >= ctx.limits.find_batch) {
+            // Blocks while the client is behind (backpressure); Closed: it went away.
+            if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) return;
+            batch.entries.clear();
+        }
+    }
+    if (p.limit == 0 && batch.truncated) {
+        spdlog::debug("find cut at the daemon's cap of {} results", want);
+    }
+    r.reply(ipc::to_json(batch));
+}
+
+ipc::DuEntry du_entry(const storage::DirTotalsRow& row, std::uint32_t base_depth) {
+    ipc::DuEntry e;
+    e.path = row.path;
+    e.depth = row.depth >= base_depth ? row.depth - base_depth : 0;
+    e.size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.size));
+    e.disk = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.blocks)) * 512;
+    e.files = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.files));
+    e.dirs = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.dirs));
+    return e;
+}
+
+void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
+        const ipc::DuParams& p, ipc::Responder r) {
+    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    std::vector<std::string> paths;
+    if (p.path) {
+        std::string path = without_trailing_slash(*p.path);
+        if (!visible(path)) {
+            r.fail(ipc::make_error(ipc::ErrorKind::PermissionDenied,
+                                   "you cannot see " + ipc::display_bytes(path),
+                                   nlohmann::json{{"path", ipc::encode_bytes(path)}}));
+            return;
+        }
+        paths.push_back(std::move(path));
+    } else {
+        std::vector<ipc::RootInfo> roots;
+        if (auto st = list_roots(q.db, &roots); !st) {
+            r.fail(storage_failure("du: reading the indexed roots", st));
+            return;
+        }
+        for (ipc::RootInfo& root : roots) paths.push_back(std::move(root.root));
+    }
+    storage::Queries queries(q.db, q.names.get());
+    ipc::DuReply reply;
+    for (const std::string& path : paths) {
+        std::vector<storage::DirTotalsRow> rows;
+        core::Status st;
+        if (p.top > 0) {
+            st = queries.dir_totals(path, 0, &rows);
+            std::vector<storage::DirTotalsRow> biggest;
+            if (st) st = queries.biggest_dirs(path, static_cast<std::size_t>(p.top), &biggest);
+            rows.insert(rows.end(), biggest.begin(), biggest.end());
+        } else {
+            st = queries.dir_totals(path, p.depth, &rows);
+        }
+        if (!st) {
+            r.fail(storage_failure("du", st));
+            return;
+        }
+        if (rows.empty() && p.path) {
+            r.fail(ipc::make_error(ipc::ErrorKind::NotIndexed,
+                                   "not an indexed directory: " + ipc::display_bytes(path),
+                                   nlohmann::json{{"path", ipc::encode_bytes(path)}}));
+            return;
+        }
+        const std::uint32_t base = storage::path_depth(path);
+        for (const storage::DirTotalsRow& row : rows) {
+            if (visible(row.path)) reply.entries.push_back(du_entry(row, base));
+        }
+    }
+    r.reply(ipc::to_json(reply));
+}
+
+void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
+            const ipc::ErrorsParams& p, ipc::Responder r) {
+    ipc::ErrorsReply reply;
+    if (p.scan_id) {
+        ipc::ScanInfo info;
+        bool found = false;
+        if (auto st = get_scan(q.db, *p.scan_id, &info, &found); !st) {
+            r.fail(storage_failure("errors", st));
+            return;
+        }
+        if (!found) {
+            r.fail(ipc::make_error(ipc::ErrorKind::NoSuchScan,
+                                   "no scan with id " + std::to_string(*p.scan_id),
+                                   nlohmann::json{{"scan_id", *p.scan_id}}));
+            return;
+        }
+        reply.scan_id = *p.scan_id;
+    } else if (auto st = latest_complete_scan(q.db, &reply.scan_id); !st) {
+        r.fail(storage_failure("errors", st));
+        return;
+    }
+    std::vector<ErrorRow> rows;
+    if (auto st = list_errors(q.db, p.scan_id, &rows); !st) {
+        r.fail(storage_failure("errors", st));
+        return;
+    }
+    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    // The cap keeps an unstreamed reply within the message limit, like find's.
+    const std::size_t cap = p.limit == 0 ? ctx.limits.max_unstreamed_find_results
+                                         : std::min<std::size_t>(p.limit, ctx.limits.max_unstreamed_find_results);
+    for (ErrorRow& row : rows) {
+        if (reply.errors.size() >= cap) break;
+        if (!visible(row.path)) continue;
+        ipc::ErrorEntry e;
+        e.path = std::move(row.path);
+        e.error = row.error;
+        const char* name = ::strerrorname_np(row.error);
+        e.error_name = name != nullptr ? name : "E" + std::to_string(row.error);
+        e.message = row.message.empty() ? std::strerror(row.error) : row.message;
+        reply.errors.push_back(std::move(e));
+    }
+    r.reply(ipc::to_json(reply));
+}
+
+void scans(HandlerContext& ctx, QueryContext& q, const ipc::ScansParams& p, ipc::Responder r) {
+    ipc::ScansReply reply;
+    if (auto st = list_scans(q.db, p.limit, &reply.scans); !st) {
+        r.fail(storage_failure("scans", st));
+        return;
+    }
+    // The running scan's row holds the counts of its last commit; the live job knows more.
+    if (const auto running = ctx.scans.snapshot().running) {
+        const ipc::ScanInfo live = running->info();
+        for (ipc::ScanInfo& s : reply.scans) {
+            if (s.scan_id == live.scan_id && s.state == ipc::ScanState::Running) s = live;
+        }
+    }
+    r.reply(ipc::to_json(reply));
+}
+
+template <class Params, class Fn>
+void add_query(ipc::Server& server, std::string_view name, HandlerContext& ctx, Fn fn) {
+    server.add_typed_method<Params>(
+        std::string(name), [&ctx, fn](const ipc::Call& call, Params p, ipc::Responder r) {
+            const ipc::PeerCredentials peer = call.peer;
+            submit_query(ctx, r, [&ctx, fn, peer, p = std::move(p), r](QueryContext& q) mutable {
+                fn(ctx, q, peer, p, std::move(r));
+            });
+        });
+}
+
+}  // namespace
+
+void register_query_handlers(ipc::Server& server, HandlerContext& ctx) {
+    add_query<ipc::FindParams>(server, ipc::method::kFind, ctx, find);
+    add_query<ipc::DuParams>(server, ipc::method::kDu, ctx, du);
+    add_query<ipc::ErrorsParams>(server, ipc::method::kErrors, ctx, errors);
+    add_query<ipc::ScansParams>(
+        server, ipc::method::kScans, ctx,
+        [](HandlerContext& c, QueryContext& q, const ipc::PeerCredentials&,
+           const ipc::ScansParams& p, ipc::Responder r) { scans(c, q, p, std::move(r)); });
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,118 @@
+// QueryPool: the threads, their connections, and the name index refresh.
+#include "daemon/query_pool.hpp"
+
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+namespace wsindex::daemon {
+
+core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::size_t max_pending,
+                             std::unique_ptr<QueryPool>* out) {
+    std::unique_ptr<QueryPool> pool(new QueryPool());
+    pool->max_pending_ = max_pending;
+    for (unsigned i = 0; i < std::max(1u, threads); ++i) {
+        auto db = std::make_unique<storage::Database>();
+        if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, db.get()); !st) {
+            return st;
+        }
+        pool->dbs_.push_back(std::move(db));
+    }
+    // Opened here, used only by its thread from now on (a connection moves between threads
+    // only while nobody uses it; the thread start orders the hand-over).
+    for (auto& db : pool->dbs_) {
+        pool->threads_.emplace_back([p = pool.get(), d = db.get()] { p->main(*d); });
+    }
+    *out = std::move(pool);
+    return {};
+}
+
+QueryPool::~QueryPool() { stop(); }
+
+bool QueryPool::submit(Job job) {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || jobs_.size() >= max_pending_) return false;
+        jobs_.push_back(std::move(job));
+    }
+    ready_.notify_one();
+    return true;
+}
+
+void QueryPool::refresh_names() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || !names_enabled_ || refresh_queued_) return;
+        refresh_queued_ = true;
+        // Not bounded by max_pending_: one at most, and it must not be lost to a busy queue.
+        jobs_.push_back([this](QueryContext& ctx) {
+            {
+                std::lock_guard l(mutex_);
+                refresh_queued_ = false;
+            }
+            std::int64_t generation = -1;
+            if (auto st = ctx.db.query_int64("SELECT value FROM meta WHERE key = 'generation'",
+                                             &generation);
+                !st) {
+                spdlog::warn("name index: cannot read the index generation: {}", st.to_string());
+                return;
+            }
+            if (ctx.names && ctx.names->generation() == generation) return;
+            auto index = std::make_shared<storage::NameIndex>();
+            if (auto st = storage::NameIndex::load(ctx.db, index.get()); !st) {
+                spdlog::warn("name index: load failed (queries use SQL): {}", st.to_string());
+                return;
+            }
+            spdlog::info("name index loaded: {} names, {} MiB", index->size(),
+                         index->memory_bytes() >> 20);
+            std::lock_guard l(mutex_);
+            if (names_enabled_) names_ = std::move(index);
+        });
+    }
+    ready_.notify_one();
+}
+
+void QueryPool::disable_names() {
+    std::lock_guard lock(mutex_);
+    names_enabled_ = false;
+    names_.reset();
+}
+
+void QueryPool::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) {
+        if (t.joinable()) t.join();
+    }
+    threads_.clear();
+    dbs_.clear();
+}
+
+void QueryPool::main(storage::Database& db) {
+    for (;;) {
+        Job job;
+        std::shared_ptr<const storage::NameIndex> names;
+        {
+            std::unique_lock lock(mutex_);
+            ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;  // stopping, and everything queued has run
+            job = std::move(jobs_.front());
+            jobs_.pop_front();
+            names = names_;
+        }
+        QueryContext ctx{db, std::move(names)};
+        try {
+            job(ctx);
+        } catch (const std::exception& e) {
+            // The job's Responder, dropped unanswered, tells the caller Internal.
+            spdlog::error("query failed: {}", e.what());
+        } catch (...) {
+            spdlog::error("query failed: unknown exception");
+        }
+    }
+}
+
+}  // namespace wsindex::daemon

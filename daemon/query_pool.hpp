@@ -1,0 +1,74 @@
+// QueryPool: a few threads that run index queries off the io thread, each on its own read
+// connection, sharing one in-memory name index.
+//
+// Why threads and not the io thread: a find over a cold cache or a regex over every name takes
+// milliseconds to seconds, and the io thread must keep serving everyone else (and must never
+// block in Responder::more()). Why a bounded queue: a flood of queries gets Busy instead of
+// growing memory without bound.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.hpp"
+#include "storage/database.hpp"
+#include "storage/name_index.hpp"
+
+namespace wsindex::daemon {
+
+struct QueryContext {
+    storage::Database& db;  // this thread's read connection
+    // The name index current when the job started (may be null or stale: queries check).
+    std::shared_ptr<const storage::NameIndex> names;
+};
+
+class QueryPool {
+public:
+    using Job = std::function<void(QueryContext&)>;
+
+    // Opens `threads` read-only connections (the schema must exist: open the writer first) and
+    // starts the threads.
+    static core::Status open(const std::string& db_path, unsigned threads, std::size_t max_pending,
+                             std::unique_ptr<QueryPool>* out);
+    QueryPool(const QueryPool&) = delete;
+    QueryPool& operator=(const QueryPool&) = delete;
+    ~QueryPool();  // stop()
+
+    // Any thread. False when the queue is full or the pool stopped (the caller answers Busy or
+    // ShuttingDown). Jobs must not throw; one that does is logged and dropped.
+    [[nodiscard]] bool submit(Job job);
+
+    // Any thread. Loads the name index again on a query thread if the index generation moved
+    // (a scan completed). The old index serves until the new one is in place.
+    void refresh_names();
+    // Any thread. Drops the name index (name_index = false in the configuration).
+    void disable_names();
+
+    // Any thread but a query thread. Runs the jobs already queued, then joins. Idempotent.
+    void stop();
+
+private:
+    QueryPool() = default;
+    void main(storage::Database& db);
+
+    std::vector<std::unique_ptr<storage::Database>> dbs_;  // one per thread
+    std::vector<std::thread> threads_;
+    std::size_t max_pending_ = 0;
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<Job> jobs_;  // guarded
+    bool stopping_ = false;  // guarded
+    bool names_enabled_ = true;  // guarded
+    bool refresh_queued_ = false;  // guarded: at most one reload waits
+    std::shared_ptr<const storage::NameIndex> names_;  // guarded
+};
+
+}  // namespace wsindex::daemon

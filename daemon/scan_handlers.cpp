@@ -1,0 +1,143 @@
+// Scan handlers: wsindex.Version, Scan, Cancel and Status.
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "daemon/handlers.hpp"
+#include "daemon/index_queries.hpp"
+#include "daemon/scan_root.hpp"
+#include "ipc/bytes_codec.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+ipc::Error not_allowed(std::string_view what) {
+    return ipc::make_error(ipc::ErrorKind::PermissionDenied,
+                           std::string(what) + " needs root or the wsindexd group");
+}
+
+void version(const HandlerContext& ctx, ipc::Responder r) {
+    ipc::VersionReply v;
+    v.server_version = WSINDEX_VERSION;
+    v.interfaces = {std::string(ipc::kInterface)};
+    v.max_message_bytes = ctx.limits.max_message_bytes;
+    v.pid = ::getpid();
+    r.reply(ipc::to_json(v));
+}
+
+// Query thread: resolve every path first (nothing is queued if one is bad), then queue them.
+void scan(HandlerContext& ctx, const ipc::PeerCredentials& peer, ipc::ScanParams p,
+          ipc::Responder r) {
+    std::vector<std::string> roots;
+    for (const std::string& path : p.paths) {
+        auto root = resolve_scan_root(path);
+        if (!root) {
+            spdlog::debug("scan refused for uid {}: {}", peer.uid, root.error().message);
+            r.fail(root.error());
+            return;
+        }
+        roots.push_back(std::move(root.value()));
+    }
+    std::vector<std::shared_ptr<const ScanJob>> jobs;
+    for (std::string& root : roots) {
+        auto job = ctx.scans.enqueue(std::move(root));
+        if (!job) {
+            r.fail(job.error());  // the roots queued before this one stay queued
+            return;
+        }
+        jobs.push_back(std::move(job.value()));
+    }
+    if (!p.wait) {
+        ipc::ScanReply reply;
+        for (const auto& job : jobs) reply.scans.push_back(job->info());
+        r.reply(ipc::to_json(reply));
+        return;
+    }
+    boost::asio::post(ctx.io, [&ctx, jobs = std::move(jobs), r]() mutable {
+        ctx.waiters.add(std::move(jobs), std::move(r));
+    });
+}
+
+void cancel(HandlerContext& ctx, const ipc::Call& call, const ipc::CancelParams& p,
+            ipc::Responder r) {
+    // "queued": true also drops the queued scans (an extension over CancelParams; see
+    // docs/daemon.md). Read from the raw parameters: unknown fields are allowed by the protocol.
+    bool queued_too = false;
+    if (const auto it = call.parameters.find("queued"); it != call.parameters.end()) {
+        if (!it->is_boolean()) {
+            r.fail(ipc::invalid_parameter("queued", "must be a boolean"));
+            return;
+        }
+        queued_too = it->get<bool>();
+    }
+    auto cancelled = ctx.scans.cancel(p.scan_id, queued_too);
+    if (!cancelled) {
+        r.fail(cancelled.error());
+        return;
+    }
+    ipc::CancelReply reply;
+    for (const auto& job : cancelled.value()) {
+        if (const std::int64_t id = job->scan_id(); id != 0) {
+            reply.cancelled.push_back(static_cast<std::uint64_t>(id));
+        }
+    }
+    r.reply(ipc::to_json(reply));
+}
+
+// Query thread: the live part from the service, the indexed roots from the database.
+void status(HandlerContext& ctx, QueryContext& q, ipc::Responder r) {
+    ipc::StatusReply s;
+    s.server_version = WSINDEX_VERSION;
+    s.pid = ::getpid();
+    s.uptime_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 std::chrono::steady_clock::now() - ctx.started)
+                                                 .count());
+    const ScanSnapshot snap = ctx.scans.snapshot();
+    if (snap.running) s.running = snap.running->info();
+    for (const auto& job : snap.queued) s.queued.push_back(job->info());
+    // Not available yet: the BatchWriter does not expose its queue depth, nor the Walker its
+    // pool's per-worker statistics (see docs/daemon.md); reported as 0 and empty.
+    s.queue_depth = 0;
+    if (auto st = list_roots(q.db, &s.roots); !st) {
+        r.fail(storage_failure("status: reading the indexed roots", st));
+        return;
+    }
+    r.reply(ipc::to_json(s));
+}
+
+}  // namespace
+
+void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
+    server.add_method(std::string(ipc::method::kVersion),
+                      [&ctx](const ipc::Call&, ipc::Responder r) { version(ctx, std::move(r)); });
+
+    server.add_typed_method<ipc::ScanParams>(
+        std::string(ipc::method::kScan),
+        [&ctx](const ipc::Call& call, ipc::ScanParams p, ipc::Responder r) {
+            if (!may_control(ctx.seams, call.peer)) {
+                r.fail(not_allowed("scanning"));
+                return;
+            }
+            const ipc::PeerCredentials peer = call.peer;
+            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext&) mutable {
+                scan(ctx, peer, std::move(p), std::move(r));
+            });
+        });
+
+    server.add_typed_method<ipc::CancelParams>(
+        std::string(ipc::method::kCancel),
+        [&ctx](const ipc::Call& call, ipc::CancelParams p, ipc::Responder r) {
+            if (!may_control(ctx.seams, call.peer)) {
+                r.fail(not_allowed("cancelling"));
+                return;
+            }
+            cancel(ctx, call, p, std::move(r));
+        });
+
+    server.add_method(std::string(ipc::method::kStatus), [&ctx](const ipc::Call&, ipc::Responder r) {
+        submit_query(ctx, r, [&ctx, r](QueryContext& q) mutable { status(ctx, q, std::move(r)); });
+    });
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,74 @@
+// ScanJob: one requested scan — queued, running or ended — with its live counters.
+//
+// Shared between the scan thread (the only writer of the counters and of the state after it
+// starts), the io thread and query threads (readers: Status, Scan --wait). Counters are relaxed
+// atomics: each is exact by itself and a snapshot may mix values a batch apart, which is fine for
+// progress. State changes take the mutex so a snapshot sees state, ids and times together.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include "core/walk_result.hpp"
+#include "core/walker.hpp"
+#include "ipc/methods.hpp"
+
+namespace wsindex::daemon {
+
+enum class ScanOrigin { Client, Schedule };
+
+class ScanJob {
+public:
+    ScanJob(std::uint64_t ticket, std::string root, ScanOrigin origin)
+        : ticket_(ticket), root_(std::move(root)), origin_(origin) {}
+
+    // Immutable.
+    [[nodiscard]] std::uint64_t ticket() const { return ticket_; }  // daemon-local sequence
+    [[nodiscard]] const std::string& root() const { return root_; }
+    [[nodiscard]] ScanOrigin origin() const { return origin_; }
+    [[nodiscard]] const core::CancelToken& cancel_token() const { return cancel_; }
+
+    // Scan thread.
+    void mark_running();
+    void set_scan_id(std::int64_t id);
+    // Before the batch is handed to the writer (which moves from it).
+    void count(std::span<const core::WalkResult> batch);
+    // Any thread holding the service lock for queued jobs; the scan thread for the running one.
+    void finish(ipc::ScanState state, std::string error);
+
+    // Any thread.
+    [[nodiscard]] ipc::ScanInfo info() const;
+    [[nodiscard]] bool finished() const;
+    [[nodiscard]] ipc::ScanState state() const;
+    [[nodiscard]] std::int64_t scan_id() const;
+
+private:
+    const std::uint64_t ticket_;
+    const std::string root_;
+    const ScanOrigin origin_;
+    core::CancelToken cancel_;
+
+    mutable std::mutex mutex_;
+    ipc::ScanState state_ = ipc::ScanState::Queued;  // guarded
+    std::int64_t scan_id_ = 0;                       // guarded: the database's scans.id
+    std::int64_t started_ns_ = 0;                    // guarded: wall clock, for people
+    std::int64_t finished_ns_ = 0;                   // guarded
+    std::chrono::steady_clock::time_point started_;  // guarded: for elapsed and the rate
+    std::chrono::steady_clock::duration elapsed_{};  // guarded: frozen at finish
+    std::string error_;                              // guarded
+
+    // Written by the scan thread only (no read-modify-write needed, but fetch_add is clearer).
+    std::atomic<std::uint64_t> entries_{0};
+    std::atomic<std::uint64_t> dirs_{0};
+    std::atomic<std::uint64_t> errors_{0};
+    std::atomic<std::uint64_t> bytes_{0};
+};
+
+// Nanoseconds since the Unix epoch, now.
+std::int64_t wall_clock_ns();
+
+}  // namespace wsindex::daemon

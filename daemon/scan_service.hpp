@@ -1,0 +1,154 @@
+// ScanService: one scan at a time on its own thread — a queue of requested roots, the periodic
+// rescans of configured roots, the walk into the index, and cancellation.
+//
+// ## Choices
+//
+// - Queue, not refuse: a request while a scan runs is queued (up to max_queued, then Busy), so
+//   `wsctl scan /a /b` and a timer firing during a scan both just work. A root already waiting
+//   in the queue is coalesced: the caller gets the queued job (and can wait on it). A root that
+//   is *running* is queued again, because the running walk may already have passed the change
+//   that prompted the request.
+// - One thread: the scan thread pops a job, runs the Walker (its workers are created by this
+//   thread, so they inherit its low CPU and idle I/O priority, see thread_priority.hpp) and
+//   feeds the BatchWriter, which owns the write connection. Nothing here runs on the io thread:
+//   enqueue, cancel and snapshot only take a mutex briefly.
+// - Cancel sets the running job's CancelToken (the walk stops at its next task) and the writer
+//   records the scan as cancelled, leaving the previous index of that root untouched. Queued
+//   jobs can be dropped too (they never reach the database: they have no scan id).
+// - Periodic rescans: each configured root is due when it was never indexed, else its last
+//   completed scan's end plus its interval (read from the database at open, then tracked). The
+//   scan thread sleeps until the earliest due time or a request, whichever comes first.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/fs_ops.hpp"
+#include "core/prune.hpp"
+#include "core/status.hpp"
+#include "daemon/scan_job.hpp"
+#include "ipc/result.hpp"
+#include "storage/batch_writer.hpp"
+
+namespace wsindex::daemon {
+
+struct ScheduledRoot {
+    std::string path;                // as configured; resolved when due
+    std::chrono::seconds interval{};  // zero: only when never indexed
+    bool one_file_system = false;
+};
+
+// What a configuration reload may change.
+struct ScanSettings {
+    unsigned workers = 0;  // 0: one per CPU
+    core::PruneRules prune;
+    bool one_file_system = false;  // for roots requested by clients
+    std::vector<ScheduledRoot> roots;
+};
+
+struct ScanServiceOptions {
+    std::string db_path;
+    ScanSettings settings;
+    std::size_t max_queued = 64;
+    // nice 10 and the idle I/O class for the scan thread and everything it starts.
+    bool low_priority = true;
+    storage::BatchWriterOptions writer;
+    std::size_t result_batch = 1024;  // WalkOptions::result_batch (tests make it small)
+    const core::FsOps* fs = nullptr;  // WalkOptions::fs (tests inject slow or failing calls)
+    // Called after every state change of a job (queued, started, ended), without locks held, on
+    // the thread that made it. Must not block; may call snapshot().
+    std::function<void(const ScanJob&)> on_change;
+    // Test seams, on the scan thread: before the walk starts, and after each batch was counted.
+    std::function<void(const ScanJob&)> before_walk;
+    std::function<void(const ScanJob&)> after_batch;
+};
+
+struct ScanSnapshot {
+    std::shared_ptr<const ScanJob> running;  // null when idle
+    std::vector<std::shared_ptr<const ScanJob>> queued;
+};
+
+class ScanService {
+public:
+    // Opens the writer (creating or migrating the database, taking its writer lock, recovering
+    // from a crash), reads when each configured root was last indexed, and starts the thread.
+    static core::Status open(ScanServiceOptions options, std::unique_ptr<ScanService>* out);
+    ScanService(const ScanService&) = delete;
+    ScanService& operator=(const ScanService&) = delete;
+    ~ScanService();  // stop()
+
+    // Any thread. Queues a scan of `root`, which must already be resolved (resolve_scan_root).
+    // Returns the job (an already queued one for the same root), Busy when the queue is full,
+    // ShuttingDown after stop().
+    ipc::Result<std::shared_ptr<const ScanJob>> enqueue(std::string root,
+                                                        ScanOrigin origin = ScanOrigin::Client);
+
+    // Any thread. Cancels the running scan (if `scan_id` is given, only when it is that one:
+    // else NoSuchScan), and with `queued_too` drops every queued job. Returns the jobs cancelled.
+    ipc::Result<std::vector<std::shared_ptr<const ScanJob>>> cancel(
+        std::optional<std::uint64_t> scan_id, bool queued_too);
+
+    // Any thread.
+    [[nodiscard]] ScanSnapshot snapshot() const;
+    // Any thread. Takes effect for the next scan (the running one keeps its settings).
+    void reconfigure(ScanSettings settings);
+    // Any thread. Blocks until nothing runs and nothing is queued, or the timeout (tests).
+    bool wait_idle(std::chrono::milliseconds timeout) const;
+
+    // Any thread but the scan thread. Cancels the running scan (recorded as cancelled), drops
+    // the queue, joins the scan thread. Idempotent.
+    void stop();
+    // Any thread: the non-blocking first half of stop() (SIGTERM handler on the io thread).
+    void request_stop();
+
+private:
+    using Clock = std::chrono::steady_clock;
+    explicit ScanService(ScanServiceOptions options);
+
+    void main();                                         // the scan thread
+    struct Outcome {
+        ipc::ScanState state;
+        std::string error;
+    };
+    Outcome run_job(const std::shared_ptr<ScanJob>& job);  // scan thread, no lock held
+    static void log_outcome(const ScanJob& job);
+    void queue_due_roots(std::unique_lock<std::mutex>& lock);
+    std::optional<Clock::time_point> next_due_locked() const;
+    void rebuild_due_locked();
+    void reschedule_locked(const std::string& root, bool completed);
+    void notify(const ScanJob& job) const;
+    std::shared_ptr<ScanJob> enqueue_locked(std::string root, ScanOrigin origin, bool* added);
+
+    ScanServiceOptions options_;  // settings guarded by mutex_; the rest immutable after open
+    std::unique_ptr<storage::BatchWriter> writer_;  // scan thread only (after open)
+
+    mutable std::mutex mutex_;
+    mutable std::condition_variable wake_;  // queue, stop or schedule changed
+    mutable std::condition_variable idle_;  // a job ended
+    std::deque<std::shared_ptr<ScanJob>> queue_;  // guarded
+    std::shared_ptr<ScanJob> running_;            // guarded
+    bool stopping_ = false;                       // guarded
+    std::uint64_t next_ticket_ = 1;               // guarded
+    // A configured root and when it is due next (nullopt: not on a timer any more).
+    struct Due {
+        ScheduledRoot root;
+        std::string canonical;  // realpath of root.path when it could be resolved, else as given
+        std::optional<Clock::time_point> at;
+    };
+    std::vector<Due> due_;  // guarded; rebuilt on reconfigure
+    // Root -> wall-clock end of its last completed scan (ns). Guarded.
+    std::map<std::string, std::int64_t> last_done_ns_;
+    std::thread thread_;
+};
+
+}  // namespace wsindex::daemon

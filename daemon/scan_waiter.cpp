@@ -1,0 +1,73 @@
+// ScanWaiters: the shared progress timer and the final replies.
+#include "daemon/scan_waiter.hpp"
+
+#include <algorithm>
+
+#include "ipc/methods.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+nlohmann::json scans_reply(const std::vector<std::shared_ptr<const ScanJob>>& jobs) {
+    ipc::ScanReply reply;
+    for (const auto& job : jobs) reply.scans.push_back(job->info());
+    return ipc::to_json(reply);
+}
+
+}  // namespace
+
+ScanWaiters::ScanWaiters(boost::asio::io_context& io, std::chrono::milliseconds interval)
+    : timer_(io), interval_(interval) {}
+
+void ScanWaiters::add(std::vector<std::shared_ptr<const ScanJob>> jobs, ipc::Responder responder) {
+    if (stopped_) {
+        responder.fail(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
+        return;
+    }
+    waiters_.push_back(Waiter{std::move(jobs), std::move(responder)});
+    check_all(false);  // the scans may have ended already
+    arm();
+}
+
+void ScanWaiters::poke() { check_all(false); }
+
+void ScanWaiters::stop() {
+    stopped_ = true;
+    timer_.cancel();
+    for (Waiter& w : waiters_) {
+        w.responder.fail(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
+    }
+    waiters_.clear();
+}
+
+void ScanWaiters::check_all(bool tick) {
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+        Waiter& w = *it;
+        const bool done = std::all_of(w.jobs.begin(), w.jobs.end(),
+                                      [](const auto& job) { return job->finished(); });
+        bool drop = !w.responder.is_open();
+        if (!drop && done) {
+            w.responder.reply(scans_reply(w.jobs));
+            drop = true;
+        } else if (!drop && tick && w.responder.streaming()) {
+            // WouldBlock (the caller is not reading) just skips this tick.
+            const ipc::SendResult sent = w.responder.try_more(scans_reply(w.jobs));
+            drop = sent != ipc::SendResult::Sent && sent != ipc::SendResult::WouldBlock;
+        }
+        it = drop ? waiters_.erase(it) : std::next(it);
+    }
+}
+
+void ScanWaiters::arm() {
+    if (armed_ || stopped_ || waiters_.empty()) return;
+    armed_ = true;
+    timer_.expires_after(interval_);
+    timer_.async_wait([this](const boost::system::error_code& ec) {
+        armed_ = false;
+        if (ec || stopped_) return;
+        check_all(true);
+        arm();
+    });
+}
+
+}  // namespace wsindex::daemon

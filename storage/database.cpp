@@ -82,6 +82,8 @@ bool Database::autocommit() const { return sqlite3_get_autocommit(db_) != 0; }
 
 std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
+std::int64_t Database::changes() const { return sqlite3_changes64(db_); }
+
 core::Status Database::exec(std::string_view sql) {
     std::string copy(sql);
     char* error = nullptr;

@@ -46,6 +46,8 @@ public:
     // True outside an explicit transaction.
     [[nodiscard]] bool autocommit() const;
     [[nodiscard]] std::int64_t last_insert_rowid() const;
+    // Rows changed by the last INSERT/UPDATE/DELETE.
+    [[nodiscard]] std::int64_t changes() const;
 
     void close();
 

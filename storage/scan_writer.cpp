@@ -150,6 +150,9 @@ core::Status ScanWriter::recover() {
                          leftovers.column_int64(2)});
     }
     leftovers.reset();
+    // After a disk-full failure the WAL holds the failed scan's batches: checkpoint first, so
+    // that the deletes below append to an empty WAL.
+    if (!scans.empty()) (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     for (const auto& [id, base, max] : scans) {
         if (auto s = clear_scan_rows(id, base, max); !s) return s;
     }
@@ -157,18 +160,38 @@ core::Status ScanWriter::recover() {
 }
 
 // The rows of an unsuccessful scan: its own directory-id range, which nothing visible uses.
+// Deleted directory by directory in transactions of ~kClearRows rows with a checkpoint after
+// each, so that the WAL stays small: this runs after a disk-full failure, where a single big
+// delete transaction would need as much free space as the scan wrote.
 core::Status ScanWriter::clear_scan_rows(std::int64_t scan_id, std::int64_t base,
                                          std::int64_t max) {
-    const std::string range = " WHERE dir BETWEEN " + std::to_string(base) + " AND " +
-                              std::to_string(max);
+    constexpr std::int64_t kClearRows = 5000;
+    Statement del_entries;
+    Statement del_links;
+    core::Status s = db_.prepare("DELETE FROM entries WHERE dir = ?", &del_entries);
+    if (s) s = db_.prepare("DELETE FROM links WHERE dir = ?", &del_links);
+    if (!s) return s;
+    std::int64_t deleted = 0;
+    for (std::int64_t dir = base; dir <= max;) {
+        TransactionGuard txn(db_);
+        if (auto st = txn.begin(); !st) return st;
+        for (deleted = 0; dir <= max && deleted < kClearRows; ++dir) {
+            del_entries.bind_int64(1, dir);
+            if (auto st = del_entries.run(); !st) return st;
+            deleted += db_.changes() + 1;  // +1: empty ids cost a lookup too
+            del_links.bind_int64(1, dir);
+            if (auto st = del_links.run(); !st) return st;
+        }
+        if (auto st = txn.commit(); !st) return st;
+        (void)db_.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    }
     const std::string id = std::to_string(scan_id);
     TransactionGuard txn(db_);
-    if (auto s = txn.begin(); !s) return s;
-    if (auto s = db_.exec("DELETE FROM entries" + range + "; DELETE FROM links" + range +
-                          "; DELETE FROM errors WHERE scan_id = " + id +
-                          "; UPDATE scans SET cleared = 1 WHERE id = " + id);
-        !s) {
-        return s;
+    if (auto st = txn.begin(); !st) return st;
+    if (auto st = db_.exec("DELETE FROM errors WHERE scan_id = " + id +
+                           "; UPDATE scans SET cleared = 1 WHERE id = " + id);
+        !st) {
+        return st;
     }
     return txn.commit();
 }

@@ -23,8 +23,8 @@ struct FileStat {
     std::uint32_t gid = 0;
     std::int64_t mtime_ns = 0;
     std::int64_t ctime_ns = 0;
-    // False only when the kernel says this is not the root of a mount (STATX_ATTR_MOUNT_ROOT,
-    // Linux 5.8+). Without a mount, a directory cannot be its own ancestor, so the walker's
+    // False only when the kernel said this is not the root of a mount (statx's
+    // STATX_ATTR_MOUNT_ROOT, Linux 5.8+; fstatat cannot say, so it leaves this true). Without a mount, a directory cannot be its own ancestor, so the walker's
     // loop check (a walk up the ancestors) is needed only where this is true.
     bool maybe_mount_root = true;
 };
@@ -38,9 +38,12 @@ public:
     virtual int open_dir(int dirfd, const char* name) const noexcept;
     // getdents64(fd, buf, len): bytes of linux_dirent64 records, 0 at the end, or -errno.
     virtual long read_dir(int fd, char* buf, std::size_t len) const noexcept;
-    // statx(dirfd, name, AT_SYMLINK_NOFOLLOW|AT_NO_AUTOMOUNT, the fields of FileStat).
-    // dirfd may be AT_FDCWD. Returns 0 or -errno.
-    virtual int stat_at(int dirfd, const char* name, FileStat& out) const noexcept;
+    // lstat relative to dirfd, no automount (dirfd may be AT_FDCWD). Returns 0 or -errno.
+    // `probably_dir` (the listing's d_type said directory or unknown) asks for statx, which can
+    // tell a mount root (FileStat::maybe_mount_root); other entries use fstatat, which cost ~4%
+    // less CPU than statx here (wide tree, one thread, perf stat task-clock; cp_statx copies more).
+    virtual int stat_at(int dirfd, const char* name, FileStat& out,
+                        bool probably_dir) const noexcept;
     // fstatfs(fd).f_type. Returns 0 or -errno.
     virtual int fs_magic(int fd, std::uint64_t& magic) const noexcept;
     // close(fd). Returns 0 or -errno.

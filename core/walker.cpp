@@ -1,6 +1,7 @@
 // Walker: directory tasks and stat chunks on the work-stealing pool (design note in walker.hpp).
 #include "core/walker.hpp"
 
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "core/dir_fd.hpp"
 #include "core/dir_reader.hpp"
 #include "core/fs_types.hpp"
+#include "core/path_recycler.hpp"
 #include "core/walk_errors.hpp"
 #include "core/worker_pool.hpp"
 
@@ -53,6 +55,7 @@ struct Counter {
 // Per-worker state, touched only by its worker during a run.
 struct alignas(64) Scratch {
     DirBuffer buffer;  // reused for every directory that is not split
+    std::vector<std::string> spare_paths;  // buffers from the PathRecycler
     Counter dirs_read, entries, chunks, reopens, max_open_fds;
 };
 
@@ -128,6 +131,16 @@ struct Walker::Impl {
     std::atomic<std::int64_t> open_fds{0};
     std::atomic<bool> cancel_flag{false};
     std::mutex run_mutex;  // one run at a time; root_fd is also reset under it
+    PathRecycler recycler;
+
+    // A path buffer for a new result: recycled when one is at hand, else empty.
+    std::string take_path(Scratch& me) {
+        if (me.spare_paths.empty() && !recycler.take(me.spare_paths)) return {};
+        std::string s = std::move(me.spare_paths.back());
+        me.spare_paths.pop_back();
+        s.clear();
+        return s;
+    }
 };
 
 void Walker::Impl::setup_fd_budget() {
@@ -163,7 +176,7 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     FileStat st;
     // The root must exist: lstat it (no symlink following in the last component) before any
     // work, and fail with a clear error if that is impossible.
-    if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st); rc < 0) {
+    if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st, true); rc < 0) {
         return Status::from_errno(-rc, "scan root " + root.path);
     }
     fill_stat(root, st);
@@ -188,7 +201,13 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     pool.submit(std::move(item));
     // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
     if (cancelled()) pool.request_stop();
-    Status status = pool.wait(consume);
+    Status status = pool.wait([&](std::span<WalkResult> batch) {
+        Status s = consume(batch);
+        if (s) recycler.give(batch);
+        return s;
+    });
+    recycler.clear();
+    for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: wait() returned
     root_fd.reset();
     cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
@@ -328,6 +347,7 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         const std::size_t name_len = std::char_traits<char>::length(name);
 
         WalkResult r;
+        r.path = take_path(me);
         r.path.reserve(name_offset + name_len);
         r.path.append(dir_path);
         if (need_slash) r.path.push_back('/');
@@ -337,7 +357,8 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         r.depth = node->depth + 1;
 
         FileStat st;
-        if (const int rc = fs.stat_at(dfd, name, st); rc < 0) {
+        const bool probably_dir = d.d_type == DT_DIR || d.d_type == DT_UNKNOWN;
+        if (const int rc = fs.stat_at(dfd, name, st, probably_dir); rc < 0) {
             if (!walk_error_is_recoverable(-rc)) return Status::from_errno(-rc, "stat " + r.path);
             r.error = -rc;
             r.type = entry_type_from_dtype(d.d_type);
@@ -413,6 +434,13 @@ WalkStats Walker::stats() const {
         out.max_open_fds = std::max(out.max_open_fds, s.max_open_fds.get());
     }
     out.fd_budget = static_cast<std::uint64_t>(impl_->fd_budget);
+    for (const auto& w : impl_->pool.stats()) {
+        out.tasks += w.tasks_run;
+        out.steal_attempts += w.steal_attempts;
+        out.steals += w.steals;
+        out.parks += w.parks;
+        out.parked_ns += w.parked_ns;
+    }
     return out;
 }
 

@@ -87,6 +87,8 @@ struct WalkStats {
     std::uint64_t reopens = 0;        // children opened through an ancestor (fd budget)
     std::uint64_t max_open_fds = 0;   // highest number of DirFds seen open at once
     std::uint64_t fd_budget = 0;      // the budget in force
+    // The pool's counters, summed over workers (since the Walker was made).
+    std::uint64_t tasks = 0, steal_attempts = 0, steals = 0, parks = 0, parked_ns = 0;
 };
 
 class Walker {

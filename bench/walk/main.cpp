@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
                  "{\"entries\":%llu,\"dirs\":%llu,\"files\":%llu,\"symlinks\":%llu,"
                  "\"other\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"peak_rss_kib\":%ld,"
                  "\"workers\":%u,\"chunks\":%llu,\"reopens\":%llu,\"max_open_fds\":%llu,"
+                 "\"tasks\":%llu,\"steal_attempts\":%llu,\"steals\":%llu,\"parks\":%llu,"
                  "\"status\":\"%s\"}\n",
                  static_cast<unsigned long long>(c.entries),
                  static_cast<unsigned long long>(c.dirs), static_cast<unsigned long long>(c.files),
@@ -112,6 +113,10 @@ int main(int argc, char** argv) {
                  walker.workers(), static_cast<unsigned long long>(st.chunks),
                  static_cast<unsigned long long>(st.reopens),
                  static_cast<unsigned long long>(st.max_open_fds),
+                 static_cast<unsigned long long>(st.tasks),
+                 static_cast<unsigned long long>(st.steal_attempts),
+                 static_cast<unsigned long long>(st.steals),
+                 static_cast<unsigned long long>(st.parks),
                  status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-walk: %s\n", status.to_string().c_str());

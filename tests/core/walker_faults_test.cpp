@@ -33,9 +33,10 @@ public:
         if (op_ == Op::Read && fd == target_fd_.load()) return -err_;
         return FsOps::read_dir(fd, buf, len);
     }
-    int stat_at(int dirfd, const char* name, core::FileStat& out) const noexcept override {
+    int stat_at(int dirfd, const char* name, core::FileStat& out,
+                bool probably_dir) const noexcept override {
         if (op_ == Op::Stat && name_ == name) return -err_;
-        return FsOps::stat_at(dirfd, name, out);
+        return FsOps::stat_at(dirfd, name, out, probably_dir);
     }
     int close_fd(int fd) const noexcept override {
         int expected = fd;

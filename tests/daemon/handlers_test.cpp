@@ -1,0 +1,370 @@
+// Tests of the method handlers through a real daemon on a real socket, driven with ipc::Client:
+// scan with progress, typed errors, find/du/errors/scans answers, cancel, the visibility and
+// control seams, reload, and a graceful stop in the middle of a scan.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "daemon/daemon.hpp"
+#include "daemon/index_queries.hpp"
+#include "ipc/client.hpp"
+#include "ipc/methods.hpp"
+#include "storage/database.hpp"
+#include "tests/daemon/support/daemon_test_support.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+using json = nlohmann::json;
+using test::Gate;
+using test::TempDir;
+using namespace std::chrono_literals;
+
+class DaemonFixture : public ::testing::Test {
+protected:
+    TempDir dir;
+    std::string tree = dir / "tree";
+    std::size_t entries = 0;  // in the tree, root included
+    std::unique_ptr<Daemon> daemon;
+    std::thread runner;
+
+    void SetUp() override {
+        std::filesystem::create_directories(tree);
+        entries = test::make_tree(tree, 4, 20) + 1;
+    }
+    void TearDown() override { stop(); }
+
+    DaemonOptions options() {
+        DaemonOptions o;
+        o.config.socket_path = dir / "d.sock";
+        o.config.db_path = dir / "index.db";
+        o.config.workers = 2;
+        o.config.progress_interval = 20ms;
+        o.handle_signals = false;
+        return o;
+    }
+    void start(DaemonOptions o) {
+        daemon = std::make_unique<Daemon>(std::move(o));
+        const core::Status st = daemon->start();
+        ASSERT_TRUE(st) << st.to_string();
+        runner = std::thread([this] { daemon->run(); });
+    }
+    void stop() {
+        if (!daemon) return;
+        daemon->request_stop();
+        runner.join();
+        daemon.reset();
+    }
+    ipc::Client client() {
+        auto c = ipc::Client::connect(dir / "d.sock");
+        EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().to_string());
+        return std::move(c.value());
+    }
+    json call_ok(std::string_view method, const json& params = json::object()) {
+        ipc::Client c = client();
+        auto r = c.call(method, params);
+        EXPECT_TRUE(r.ok()) << method << ": " << (r.ok() ? "" : r.error().to_string());
+        return r.ok() ? r.value() : json();
+    }
+    ipc::Error call_error(std::string_view method, const json& params) {
+        ipc::Client c = client();
+        auto r = c.call(method, params);
+        EXPECT_FALSE(r.ok()) << method << " should fail";
+        return r.ok() ? ipc::Error{} : r.error();
+    }
+    ipc::ScanInfo scan_and_wait(const std::string& root) {
+        const json reply = call_ok(ipc::method::kScan, {{"paths", {root}}, {"wait", true}});
+        auto parsed = ipc::from_json<ipc::ScanReply>(reply);
+        EXPECT_TRUE(parsed.ok());
+        EXPECT_EQ(parsed.value().scans.size(), 1u);
+        return parsed.value().scans.at(0);
+    }
+    std::set<std::string> find_paths(const json& params) {
+        auto parsed = ipc::from_json<ipc::FindReply>(call_ok(ipc::method::kFind, params));
+        EXPECT_TRUE(parsed.ok());
+        std::set<std::string> out;
+        for (const auto& e : parsed.value().entries) out.insert(e.path);
+        return out;
+    }
+};
+
+TEST_F(DaemonFixture, VersionAndIdleStatus) {
+    start(options());
+    auto v = ipc::from_json<ipc::VersionReply>(call_ok(ipc::method::kVersion));
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v.value().server_version, WSINDEX_VERSION);
+    EXPECT_EQ(v.value().pid, ::getpid());
+    auto s = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus));
+    ASSERT_TRUE(s.ok());
+    EXPECT_FALSE(s.value().running.has_value());
+    EXPECT_TRUE(s.value().queued.empty());
+    EXPECT_TRUE(s.value().roots.empty());
+}
+
+TEST_F(DaemonFixture, ScanWithWaitStreamsProgressThenTheEnd) {
+    Gate gate;
+    DaemonOptions o = options();
+    o.before_walk = [&](const ScanJob&) { gate.pass(); };
+    start(std::move(o));
+
+    ipc::Client c = client();
+    int progress = 0;
+    ipc::ScanReply last;
+    auto error = c.call_more(ipc::method::kScan, {{"paths", {tree}}, {"wait", true}},
+                             [&](const json& params, bool continues) {
+                                 auto r = ipc::from_json<ipc::ScanReply>(params);
+                                 EXPECT_TRUE(r.ok());
+                                 if (continues) {
+                                     ++progress;
+                                     EXPECT_EQ(r.value().scans.at(0).state, ipc::ScanState::Running);
+                                     gate.open();  // seen live: let the scan finish
+                                 } else {
+                                     last = r.value();
+                                 }
+                                 return true;
+                             });
+    ASSERT_FALSE(error) << error->to_string();
+    EXPECT_GE(progress, 1);
+    ASSERT_EQ(last.scans.size(), 1u);
+    EXPECT_EQ(last.scans[0].state, ipc::ScanState::Done);
+    EXPECT_EQ(last.scans[0].entries, entries);
+    EXPECT_EQ(last.scans[0].root, tree);
+
+    auto s = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus));
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ(s.value().roots.size(), 1u);
+    EXPECT_EQ(s.value().roots[0].root, tree);
+    EXPECT_EQ(s.value().roots[0].entries, entries);
+}
+
+TEST_F(DaemonFixture, BadScanPathsGetTypedErrors) {
+    start(options());
+    test::write_file(dir / "file", 5);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {dir / "missing"}}}).kind,
+              ipc::ErrorKind::NoSuchPath);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {dir / "file"}}}).kind,
+              ipc::ErrorKind::NotADirectory);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {"relative"}}}).kind,
+              ipc::ErrorKind::InvalidParameter);
+    // One bad path refuses the whole request: the good one was not queued.
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree, dir / "missing"}}}).kind,
+              ipc::ErrorKind::NoSuchPath);
+    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
+    ASSERT_TRUE(scans.ok());
+    EXPECT_TRUE(scans.value().scans.empty());
+    EXPECT_TRUE(daemon->scans().snapshot().queued.empty());
+}
+
+TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
+    start(options());
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+
+    // Every entry, streamed.
+    std::set<std::string> streamed;
+    {
+        ipc::Client c = client();
+        auto error = c.call_more(ipc::method::kFind, json::object(),
+                                 [&](const json& params, bool) {
+                                     auto r = ipc::from_json<ipc::FindReply>(params);
+                                     EXPECT_TRUE(r.ok());
+                                     for (const auto& e : r.value().entries) streamed.insert(e.path);
+                                     return true;
+                                 });
+        ASSERT_FALSE(error) << error->to_string();
+    }
+    std::set<std::string> expected{tree};
+    for (const auto& e : std::filesystem::recursive_directory_iterator(tree)) {
+        expected.insert(e.path().string());
+    }
+    EXPECT_EQ(streamed, expected);
+
+    // Substring, glob, type filter, under, limit.
+    EXPECT_EQ(find_paths({{"pattern", "file19"}}).size(), 4u);
+    EXPECT_EQ(find_paths({{"pattern", "dir*"}, {"match", "glob"}, {"types", "d"}}).size(), 4u);
+    EXPECT_EQ(find_paths({{"under", tree + "/dir2"}}).size(), 20u);
+    auto limited = ipc::from_json<ipc::FindReply>(call_ok(ipc::method::kFind, {{"limit", 7}}));
+    ASSERT_TRUE(limited.ok());
+    EXPECT_EQ(limited.value().entries.size(), 7u);
+    EXPECT_TRUE(limited.value().truncated);
+    auto exact = ipc::from_json<ipc::FindReply>(
+        call_ok(ipc::method::kFind, {{"pattern", "file19"}, {"limit", 4}}));
+    ASSERT_TRUE(exact.ok());
+    EXPECT_FALSE(exact.value().truncated);
+    EXPECT_EQ(call_error(ipc::method::kFind, {{"pattern", "(unclosed"}, {"match", "regex"}}).kind,
+              ipc::ErrorKind::InvalidParameter);
+    EXPECT_EQ(call_error(ipc::method::kFind, {{"under", dir / "elsewhere"}}).kind,
+              ipc::ErrorKind::NotIndexed);
+
+    // Du: the root and its four directories; sizes add up.
+    auto du = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
+    ASSERT_TRUE(du.ok());
+    ASSERT_EQ(du.value().entries.size(), 5u);
+    EXPECT_EQ(du.value().entries[0].path, tree);
+    EXPECT_EQ(du.value().entries[0].depth, 0u);
+    EXPECT_EQ(du.value().entries[0].files, 80u);
+    EXPECT_EQ(du.value().entries[0].dirs, 4u);
+    std::uint64_t children = 0;
+    for (std::size_t i = 1; i < 5; ++i) {
+        EXPECT_EQ(du.value().entries[i].depth, 1u);
+        EXPECT_EQ(du.value().entries[i].files, 20u);
+        children += du.value().entries[i].size;
+    }
+    EXPECT_GT(du.value().entries[0].size, children);  // the root's own size is on top
+    auto top = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"top", 2}}));
+    ASSERT_TRUE(top.ok());
+    EXPECT_EQ(top.value().entries.size(), 3u);  // the path, then the two biggest below it
+    auto everything = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu));
+    ASSERT_TRUE(everything.ok());
+    ASSERT_EQ(everything.value().entries.size(), 1u);
+    EXPECT_EQ(everything.value().entries[0].path, tree);
+    EXPECT_EQ(call_error(ipc::method::kDu, {{"path", dir / "elsewhere"}}).kind,
+              ipc::ErrorKind::NotIndexed);
+
+    // Errors and scans.
+    auto errors = ipc::from_json<ipc::ErrorsReply>(call_ok(ipc::method::kErrors));
+    ASSERT_TRUE(errors.ok());
+    EXPECT_TRUE(errors.value().errors.empty());
+    EXPECT_EQ(errors.value().scan_id, 1u);
+    EXPECT_EQ(call_error(ipc::method::kErrors, {{"scan_id", 99}}).kind, ipc::ErrorKind::NoSuchScan);
+    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
+    ASSERT_TRUE(scans.ok());
+    ASSERT_EQ(scans.value().scans.size(), 1u);
+    EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Done);
+    EXPECT_EQ(scans.value().scans[0].entries, entries);
+}
+
+TEST_F(DaemonFixture, CancelStopsTheRunningScan) {
+    Gate gate;
+    DaemonOptions o = options();
+    o.before_walk = [&](const ScanJob&) { gate.pass(); };
+    start(std::move(o));
+    auto queued = ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
+    ASSERT_TRUE(queued.ok());
+    ASSERT_TRUE(gate.wait_arrived());
+
+    auto status = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus));
+    ASSERT_TRUE(status.ok());
+    ASSERT_TRUE(status.value().running.has_value());
+    const std::uint64_t id = status.value().running->scan_id;
+
+    EXPECT_EQ(call_error(ipc::method::kCancel, {{"scan_id", id + 1}}).kind, ipc::ErrorKind::NoSuchScan);
+    EXPECT_EQ(call_error(ipc::method::kCancel, {{"queued", "yes"}}).kind,
+              ipc::ErrorKind::InvalidParameter);
+    auto cancelled = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel, {{"scan_id", id}}));
+    ASSERT_TRUE(cancelled.ok());
+    EXPECT_EQ(cancelled.value().cancelled, std::vector<std::uint64_t>{id});
+    gate.open();
+    ASSERT_TRUE(daemon->scans().wait_idle(60s));
+    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
+    ASSERT_TRUE(scans.ok());
+    ASSERT_EQ(scans.value().scans.size(), 1u);
+    EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+}
+
+TEST_F(DaemonFixture, AWaitedScanThatIsCancelledEndsWithCancelled) {
+    Gate gate;
+    DaemonOptions o = options();
+    o.before_walk = [&](const ScanJob&) { gate.pass(); };
+    start(std::move(o));
+    std::optional<ipc::Error> waited;
+    std::vector<ipc::ScanState> states;
+    std::thread waiter([&] {
+        ipc::Client c = client();
+        waited = c.call_more(ipc::method::kScan, {{"paths", {tree}}, {"wait", true}},
+                             [&](const json& params, bool) {
+                                 auto r = ipc::from_json<ipc::ScanReply>(params);
+                                 if (r.ok()) states.push_back(r.value().scans.at(0).state);
+                                 return true;
+                             });
+    });
+    ASSERT_TRUE(gate.wait_arrived());
+    call_ok(ipc::method::kCancel);
+    gate.open();
+    waiter.join();
+    ASSERT_TRUE(waited.has_value());
+    EXPECT_EQ(waited->kind, ipc::ErrorKind::Cancelled);
+    ASSERT_FALSE(states.empty());
+    EXPECT_EQ(states.back(), ipc::ScanState::Cancelled);  // the last progress reply
+}
+
+TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
+    DaemonOptions o = options();
+    o.seams.visibility = [](const ipc::PeerCredentials& peer) -> PathFilter {
+        EXPECT_TRUE(peer.valid);
+        return [](std::string_view path) { return path.find("/dir1") == std::string_view::npos; };
+    };
+    bool allow_control = true;  // read on the io thread only after the first scan finished
+    o.seams.may_control = [&](const ipc::PeerCredentials&) { return allow_control; };
+    start(std::move(o));
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+
+    const auto all = find_paths(json::object());
+    EXPECT_EQ(all.size(), entries - 21);  // dir1 and its 20 files hidden
+    for (const auto& p : all) EXPECT_EQ(p.find("/dir1"), std::string::npos) << p;
+    auto du = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
+    ASSERT_TRUE(du.ok());
+    EXPECT_EQ(du.value().entries.size(), 4u);
+    EXPECT_EQ(call_error(ipc::method::kDu, {{"path", tree + "/dir1"}}).kind,
+              ipc::ErrorKind::PermissionDenied);
+
+    stop();  // the control flag is read by the io thread: change it while nothing runs
+    allow_control = false;
+    o = options();
+    o.seams.may_control = [&](const ipc::PeerCredentials&) { return allow_control; };
+    start(std::move(o));
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree}}}).kind, ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kCancel, json::object()).kind, ipc::ErrorKind::PermissionDenied);
+}
+
+TEST_F(DaemonFixture, ReloadPicksUpNewRoots) {
+    const std::string conf = dir / "wsindexd.toml";
+    { std::ofstream(conf) << "workers = 2\n"; }
+    DaemonOptions o = options();
+    o.command_line.config_path = conf;
+    o.command_line.socket_path = o.config.socket_path;
+    o.command_line.db_path = o.config.db_path;
+    start(std::move(o));
+    { std::ofstream(conf) << "workers = 2\n[[root]]\npath = \"" + tree + "\"\ninterval = \"off\"\n"; }
+    daemon->request_reload();
+    // The configured root was never indexed, so the reload queues it at once. Follow it with a
+    // waited scan of the same root: it coalesces with the queued one or runs after it.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    std::vector<ipc::RootInfo> roots;
+    while (roots.empty() && std::chrono::steady_clock::now() < deadline) {
+        auto s = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus));
+        ASSERT_TRUE(s.ok());
+        roots = s.value().roots;
+    }
+    ASSERT_EQ(roots.size(), 1u);
+    EXPECT_EQ(roots[0].root, tree);
+}
+
+TEST_F(DaemonFixture, StopDuringAScanRecordsItCancelledAndClosesTheIndex) {
+    Gate gate;
+    DaemonOptions o = options();
+    o.before_walk = [&](const ScanJob& job) {
+        if (job.root() == tree) gate.pass();  // only the second scan is held
+    };
+    start(std::move(o));
+    ASSERT_EQ(scan_and_wait(tree + "/dir0").state, ipc::ScanState::Done);
+    call_ok(ipc::method::kScan, {{"paths", {tree}}});
+    ASSERT_TRUE(gate.wait_arrived());
+    daemon->request_stop();  // SIGTERM's path
+    gate.open();
+    runner.join();
+    daemon.reset();
+
+    storage::Database db;
+    ASSERT_TRUE(storage::Database::open(dir / "index.db", storage::OpenMode::read_only, &db));
+    std::vector<ipc::ScanInfo> scans;
+    ASSERT_TRUE(list_scans(db, 0, &scans));
+    ASSERT_EQ(scans.size(), 2u);
+    EXPECT_EQ(scans[0].state, ipc::ScanState::Cancelled);
+    EXPECT_EQ(scans[1].state, ipc::ScanState::Done);
+}
+
+}  // namespace
+}  // namespace wsindex::daemon

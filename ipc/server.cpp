@@ -73,8 +73,16 @@ void ServerCore::on_accept(const boost::system::error_code& ec, stream_protocol:
         boost::system::error_code ignored;
         socket.close(ignored);
         if (for_uid == 0) per_uid_.erase(peer.uid);
-        log(LogLevel::Warning, "connection refused: at the connection limit (uid " +
-                                   std::to_string(peer.uid) + ")");
+        // A flood of connections must not become a flood of log lines: one per 10 s.
+        ++refused_since_log_;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_refusal_log_ >= std::chrono::seconds(10)) {
+            log(LogLevel::Warning, "refused " + std::to_string(refused_since_log_) +
+                                       " connection(s) at the connection limit (last from uid " +
+                                       std::to_string(peer.uid) + ")");
+            refused_since_log_ = 0;
+            last_refusal_log_ = now;
+        }
         do_accept();
         return;
     }

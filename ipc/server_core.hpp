@@ -48,6 +48,8 @@ public:
     std::atomic<std::size_t> connection_count_{0};  // read from any thread
     std::uint64_t next_id_ = 1;
     bool stopped_ = false;
+    std::uint64_t refused_since_log_ = 0;  // connections refused at the caps, not yet logged
+    Clock::time_point last_refusal_log_{};
     std::string socket_path_;   // set by listen(); empty for from_fd()
     dev_t socket_dev_ = 0;
     ino_t socket_ino_ = 0;

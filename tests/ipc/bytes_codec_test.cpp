@@ -51,7 +51,7 @@ TEST(Utf8, AgreesWithNlohmannOnRandomBytes) {
                                                  0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
                                                  0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
     std::uniform_int_distribution<std::size_t> pick(0, interesting.size() - 1);
-    for (int i = 0; i < 200000; ++i) {
+    for (int i = 0; i < 30000; ++i) {
         std::string s(static_cast<std::size_t>(len(rng)), '\0');
         for (auto& c : s) c = static_cast<char>(interesting[pick(rng)]);
         ASSERT_EQ(is_valid_utf8(s), nlohmann_accepts(s)) << "case " << i;

@@ -182,8 +182,8 @@ TEST_F(IpcServer, BackpressureBoundsTheBufferAndLosesNothing) {
     options.max_buffered_reply_bytes = 64 * 1024;
     start(options);
     RawConnection raw(path_);
-    constexpr std::uint64_t kCount = 2000;
-    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":2000,"size":10000,"try_first":true}})")));
+    constexpr std::uint64_t kCount = 600;
+    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":600,"size":10000,"try_first":true}})")));
     // We read nothing: the socket fills, then the call's buffer, and try_more says WouldBlock.
     ASSERT_TRUE(wait_for(stream_.mutex, stream_.cv, [&] { return stream_.saw_would_block; }));
     {

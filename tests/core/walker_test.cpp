@@ -105,7 +105,7 @@ TEST_P(WalkerShapes, MatchesFindAndLstat) {
     odd.chunk_entries = 3;
     odd.fd_budget = 1;
     odd.result_batch = 7;
-    const Walked w2 = walk(root, odd);
+    const Walked w2 = walk(root, odd, /*copy_results=*/true);  // recycled path buffers too
     EXPECT_EQ(paths_of(w2.results), paths_of(w.results));
     expect_consistent_ids(root, w2.results);
     EXPECT_GT(w2.stats.reopens, 0u);
@@ -130,7 +130,8 @@ TEST(Walker, WideDirectoryIsSplitIntoChunks) {
     o.workers = 2;
     o.split_threshold = 1000;
     o.chunk_entries = 256;
-    const Walked w = walk(root, o);
+    o.result_batch = 100;
+    const Walked w = walk(root, o, /*copy_results=*/true);
     expect_matches_find_and_lstat(root, w);
     EXPECT_GE(w.stats.chunks, 5000u / 256);
 }
@@ -297,7 +298,7 @@ TEST(Walker, SingleWorkerAndManyWorkersAgree) {
         o.workers = workers;
         o.split_threshold = 8;
         o.chunk_entries = 4;
-        const Walked w = walk(root, o);
+        const Walked w = walk(root, o, /*copy_results=*/true);
         ASSERT_TRUE(w.status);
         EXPECT_EQ(paths_of(w.results), find_paths(root)) << workers << " workers";
     }

@@ -92,12 +92,18 @@ std::vector<std::string> find_paths(const std::string& root, const std::string& 
     return out;
 }
 
-Walked walk(const std::string& root, core::WalkOptions options) {
+Walked walk(const std::string& root, core::WalkOptions options, bool copy_results) {
     Walked w;
     core::Walker walker(std::move(options));
     w.status = walker.run(root, [&](std::span<core::WalkResult> batch) {
         ++w.consumer_calls;
-        for (auto& r : batch) w.results.push_back(std::move(r));
+        for (auto& r : batch) {
+            if (copy_results) {
+                w.results.push_back(r);
+            } else {
+                w.results.push_back(std::move(r));
+            }
+        }
         return core::Status::ok();
     });
     w.stats = walker.stats();

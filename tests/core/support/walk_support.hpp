@@ -52,8 +52,9 @@ struct Walked {
     core::WalkStats stats;
     int consumer_calls = 0;
 };
-// Walks root with a fresh Walker and collects every result.
-Walked walk(const std::string& root, core::WalkOptions options = {});
+// Walks root with a fresh Walker and collects every result. With copy_results the consumer
+// copies each result instead of moving it, leaving the path buffers for the walker to recycle.
+Walked walk(const std::string& root, core::WalkOptions options = {}, bool copy_results = false);
 
 // The sorted paths of `results`.
 std::vector<std::string> paths_of(const std::vector<core::WalkResult>& results);

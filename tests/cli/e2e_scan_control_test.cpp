@@ -1,0 +1,186 @@
+// End to end on a big tree: cancel mid-scan keeps the previous index, SIGTERM mid-scan exits 0
+// and the next start serves the previous index, dozens of clients query during a scan.
+#include "tests/cli/support/fixture.hpp"
+
+#include <signal.h>
+
+namespace wsindex::cli::test {
+namespace {
+
+class ScanControl : public EndToEnd {
+protected:
+    // One big tree for the suite: generating it is the slow part.
+    static void SetUpTestSuite() {
+        big_scratch_ = new ScratchDir("big");
+        big_ = big_scratch_->path() + "/tree";
+        make_big_tree(big_, kBigTreeEntries);
+    }
+    static void TearDownTestSuite() {
+        delete big_scratch_;
+        big_scratch_ = nullptr;
+    }
+
+    // What the index says about the big tree, to compare before and after.
+    struct Answers {
+        std::string find;  // sorted NUL-separated paths
+        nlohmann::json du;
+    };
+    Answers answers() {
+        Answers a;
+        for (const auto& path : find0_under(big_)) {
+            a.find += path;
+            a.find.push_back('\0');
+        }
+        a.du = json_of({"du", big_, "--depth", "1"});
+        return a;
+    }
+
+    // Polls status until a scan is running with some progress (a liveness poll with a deadline:
+    // each round is one wsctl process). False if `scanner` ended first or the deadline passed.
+    bool wait_for_progress(Process& scanner) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (scanner.poll_exited()) return false;
+            const auto r = ctl({"status", "--json"});
+            if (r.code != 0) {
+                ADD_FAILURE() << "status failed: " << r.err;
+                return false;
+            }
+            const auto doc = parse_json(r.out);
+            const auto it = doc.find("running");
+            if (it != doc.end() && it->is_object() && it->value("entries", 0) > 0) return true;
+        }
+        ADD_FAILURE() << "no scan progress within 3 minutes; log:\n" << log();
+        return false;
+    }
+
+    static ScratchDir* big_scratch_;
+    static std::string big_;
+};
+
+ScratchDir* ScanControl::big_scratch_ = nullptr;
+std::string ScanControl::big_;
+
+TEST_F(ScanControl, CancelMidScanLeavesThePreviousIndex) {
+    scan(big_);
+    const Answers before = answers();
+    ASSERT_GT(before.find.size(), 0u);
+
+    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
+                                  "scanner");
+    if (!wait_for_progress(scanner)) {
+        if (HasFailure()) return;
+        GTEST_SKIP() << "the rescan ended before it could be cancelled (machine too fast)";
+    }
+    const auto cancel = ctl({"cancel", "--json"});
+    ASSERT_EQ(cancel.code, 0) << cancel.err;
+    const auto cancelled = parse_json(cancel.out)["cancelled"];
+    auto exit = scanner.wait(std::chrono::minutes(5));
+    ASSERT_TRUE(exit.has_value()) << "scan --wait did not return after cancel; log:\n" << log();
+    if (cancelled.empty() && exit->code == 0) {
+        GTEST_SKIP() << "the rescan finished before the cancel arrived";
+    }
+    EXPECT_EQ(cancelled.size(), 1u) << cancel.out;
+    EXPECT_EQ(exit->code, 1) << exit->out << exit->err;
+    EXPECT_NE((exit->out + exit->err).find("cancelled"), std::string::npos) << exit->out << exit->err;
+
+    const Answers after = answers();
+    EXPECT_TRUE(after.find == before.find) << "find answers changed after a cancelled scan";
+    EXPECT_EQ(after.du, before.du);
+    const auto scans = json_of({"scans"});
+    ASSERT_GE(scans["scans"].size(), 2u);
+    EXPECT_EQ(scans["scans"][0]["state"], "cancelled") << scans.dump();
+    EXPECT_EQ(scans["scans"][1]["state"], "done") << scans.dump();
+}
+
+TEST_F(ScanControl, SigtermMidScanExitsCleanlyAndKeepsTheIndex) {
+    scan(big_);
+    const Answers before = answers();
+
+    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
+                                  "scanner");
+    if (!wait_for_progress(scanner)) {
+        if (HasFailure()) return;
+        GTEST_SKIP() << "the rescan ended before SIGTERM could interrupt it";
+    }
+    const auto stopped = daemon_->stop(SIGTERM);
+    ASSERT_TRUE(stopped.has_value()) << "wsindexd did not stop within the deadline";
+    EXPECT_EQ(stopped->signal, 0) << stopped->err;
+    EXPECT_EQ(stopped->code, 0) << "log:\n" << stopped->err;
+    auto exit = scanner.wait(std::chrono::minutes(1));
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_NE(exit->code, 0) << "scan --wait must not report success for an interrupted scan";
+
+    start_daemon();
+    const Answers after = answers();
+    EXPECT_TRUE(after.find == before.find) << "find answers changed after SIGTERM mid-scan";
+    EXPECT_EQ(after.du, before.du);
+    const auto scans = json_of({"scans"});
+    ASSERT_GE(scans["scans"].size(), 2u);
+    EXPECT_EQ(scans["scans"][0]["state"], "cancelled") << scans.dump();
+}
+
+TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
+    const std::string odd = scratch_ / "odd";
+    make_odd_tree(odd);
+    scan(odd);
+    const auto expected_find = find_print0(odd, scratch_.path(), /*with_root=*/false);
+    const auto expected_du = json_of({"du", odd, "--depth", "1"});
+
+    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
+                                  "scanner");
+    constexpr int kClients = 32;
+    int rounds = 0;
+    int rounds_during_scan = 0;
+    do {
+        const bool scanning = !scanner.poll_exited();
+        std::vector<Process> clients;
+        for (int i = 0; i < kClients; ++i) {
+            const std::string tag = "client" + std::to_string(i);
+            switch (i % 4) {
+                case 0:
+                case 1:
+                    clients.push_back(spawn_wsctl(daemon_->socket(), {"find", "--under", odd, "-0"},
+                                                  scratch_.path(), tag));
+                    break;
+                case 2:
+                    clients.push_back(spawn_wsctl(daemon_->socket(),
+                                                  {"du", odd, "--depth", "1", "--json"},
+                                                  scratch_.path(), tag));
+                    break;
+                default:
+                    clients.push_back(spawn_wsctl(daemon_->socket(), {"status", "--json"},
+                                                  scratch_.path(), tag));
+            }
+        }
+        for (int i = 0; i < kClients; ++i) {
+            auto exit = clients[static_cast<std::size_t>(i)].wait(std::chrono::minutes(5));
+            ASSERT_TRUE(exit.has_value()) << "client " << i << " hung";
+            ASSERT_EQ(exit->code, 0) << "client " << i << ": " << exit->err;
+            if (i % 4 < 2) {
+                const auto got = split_nul(exit->out);
+                EXPECT_TRUE(got == expected_find) << "client " << i << "\n" << describe_diff(got, expected_find);
+            } else if (i % 4 == 2) {
+                EXPECT_EQ(parse_json(exit->out), expected_du) << "client " << i;
+            } else {
+                EXPECT_TRUE(parse_json(exit->out).is_object());
+            }
+        }
+        ++rounds;
+        if (scanning) ++rounds_during_scan;
+    } while (!scanner.poll_exited() && rounds < 50);
+
+    auto exit = scanner.wait(std::chrono::minutes(10));
+    ASSERT_TRUE(exit.has_value());
+    EXPECT_EQ(exit->code, 0) << exit->err;
+    RecordProperty("rounds_during_scan", rounds_during_scan);
+    EXPECT_GE(rounds_during_scan, 1) << "the scan ended before any client ran (machine too fast?)";
+
+    // And the big tree's answer is complete after the scan.
+    const auto big = find0_under(big_);
+    const auto reference = find_print0(big_, scratch_.path(), /*with_root=*/false);
+    EXPECT_TRUE(big == reference) << describe_diff(big, reference);
+}
+
+}  // namespace
+}  // namespace wsindex::cli::test

@@ -392,8 +392,11 @@ core::Status ScanWriter::complete() {
                            "the walk of " + root_ + " produced no root directory record");
     }
     if (s) {
+        const auto t0 = std::chrono::steady_clock::now();
         totals_.finish();
         s = swap_in();
+        swap_seconds_ =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     if (!s) {
         (void)abort(s, false);
@@ -667,6 +670,14 @@ core::Status ScanWriter::abort(const core::Status& reason, bool cancelled) {
 }
 
 core::Status ScanWriter::collect_garbage(std::size_t batch_dirs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Timer {
+        std::chrono::steady_clock::time_point t0;
+        double* out;
+        ~Timer() {
+            *out = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+    } timer{t0, &gc_seconds_};
     Statement pick;
     Statement del_entries;
     Statement del_links;

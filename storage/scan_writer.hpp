@@ -85,6 +85,9 @@ public:
     [[nodiscard]] std::uint64_t entries() const { return entries_; }
     [[nodiscard]] std::uint64_t errors() const { return errors_; }
     [[nodiscard]] Database& database() { return db_; }
+    // Wall seconds of the last swap (complete) and garbage collection, for benchmarks.
+    [[nodiscard]] double last_swap_seconds() const { return swap_seconds_; }
+    [[nodiscard]] double last_gc_seconds() const { return gc_seconds_; }
 
 private:
     ScanWriter() = default;
@@ -129,6 +132,8 @@ private:
     std::vector<std::uint32_t> order_;       // flush(): pending_ indices in key order
     std::chrono::steady_clock::time_point pending_since_;
     core::Status failed_;  // sticky: the first write error of this scan
+    double swap_seconds_ = 0;
+    double gc_seconds_ = 0;
 };
 
 }  // namespace wsindex::storage

@@ -1,7 +1,10 @@
 // wsbench-ingest: walk ROOT with the parallel walker and ingest into --db through BatchWriter,
 // the daemon's code path; one JSON line: entries, errors, seconds, db_bytes, peak RSS.
 //
-//   wsbench-ingest ROOT --db FILE [--workers N] [--inline] [--rows-per-txn N]
+//   wsbench-ingest ROOT --db FILE [--workers N] [--inline] [--rows-per-txn N] [--replay]
+//
+// --replay (a measurement aid, not the daemon's path): walk first into memory, untimed, then
+// time only the ingest of those batches, and report the thread CPU seconds of the writer.
 //
 // --inline writes on the walk's consumer thread instead of the writer thread (the comparison
 // asked for in issue 4). seconds covers begin → finish (the swap and garbage collection
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/walker.hpp"
 #include "storage/batch_writer.hpp"
@@ -50,6 +54,8 @@ int main(int argc, char** argv) {
     app.add_option("--workers", workers, "walker threads (default: number of CPUs)");
     app.add_flag("--inline", inline_writer, "write on the consumer thread, no writer thread");
     app.add_option("--rows-per-txn", rows_per_txn, "rows per transaction");
+    bool replay = false;
+    app.add_flag("--replay", replay, "walk into memory first; time the ingest alone");
     CLI11_PARSE(app, argc, argv);
 
     root = normalize_root(root);
@@ -65,16 +71,45 @@ int main(int argc, char** argv) {
     walk_options.workers = workers;
     wsindex::core::Walker walker(walk_options);
 
+    std::vector<std::vector<wsindex::core::WalkResult>> batches;
+    if (replay) {
+        const Status walked = walker.run(root, [&](std::span<wsindex::core::WalkResult> batch) {
+            batches.emplace_back(std::make_move_iterator(batch.begin()),
+                                 std::make_move_iterator(batch.end()));
+            return Status::ok();
+        });
+        if (!walked) {
+            std::fprintf(stderr, "wsbench-ingest: %s\n", walked.to_string().c_str());
+            return 1;
+        }
+    }
+    rusage before{};
+    getrusage(RUSAGE_SELF, &before);
     const auto t0 = std::chrono::steady_clock::now();
     Status status = writer->begin(root);
     if (status) {
-        const Status walked = walker.run(root, [&](std::span<wsindex::core::WalkResult> batch) {
-            return writer->consume(batch);
-        });
+        Status walked;
+        if (replay) {
+            for (auto& b : batches) {
+                walked = writer->consume(b);
+                if (!walked) break;
+            }
+        } else {
+            walked = walker.run(root, [&](std::span<wsindex::core::WalkResult> batch) {
+                return writer->consume(batch);
+            });
+        }
         status = walked ? writer->finish() : writer->abort(walked, false);
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    auto cpu = [](const rusage& r) {
+        return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+               static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+    };
+    const double cpu_seconds = cpu(after) - cpu(before);
 
     const auto entries = writer->writer().entries();
     const auto errors = writer->writer().errors();
@@ -82,14 +117,16 @@ int main(int argc, char** argv) {
     const long long db_bytes = file_size(db_path) + file_size(db_path + "-wal");
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("{\"entries\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"db_bytes\":%lld,"
+    std::printf("{\"entries\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"cpu_seconds\":%.3f,"
+                "\"swap_seconds\":%.3f,\"gc_seconds\":%.3f,\"db_bytes\":%lld,"
                 "\"bytes_per_entry\":%.1f,\"peak_rss_kib\":%ld,\"workers\":%u,\"writer\":\"%s\","
-                "\"status\":\"%s\"}\n",
+                "\"replay\":%s,\"status\":\"%s\"}\n",
                 static_cast<unsigned long long>(entries), static_cast<unsigned long long>(errors),
-                seconds, db_bytes,
+                seconds, cpu_seconds, writer->writer().last_swap_seconds(),
+                writer->writer().last_gc_seconds(), db_bytes,
                 entries ? static_cast<double>(db_bytes) / static_cast<double>(entries) : 0.0,
                 ru.ru_maxrss, walker.workers(), inline_writer ? "inline" : "thread",
-                status ? "ok" : "error");
+                replay ? "true" : "false", status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", status.to_string().c_str());
         return 1;

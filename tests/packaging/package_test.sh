@@ -8,7 +8,7 @@
 set -eu
 src=$1
 build=$2
-limit=${WSINDEX_PACKAGE_TEST_BUILD_TIMEOUT:-1500}   # seconds for the Release build + cpack
+limit=${WSINDEX_PACKAGE_TEST_BUILD_TIMEOUT:-2400}   # seconds for the Release build + cpack
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for dpkg -i"; exit 77; }
 command -v dpkg >/dev/null || { echo "SKIP: not a dpkg system"; exit 77; }
@@ -92,7 +92,7 @@ check "group wsindex exists" getent group wsindex
 check "wsindexd --version" /usr/sbin/wsindexd --version
 /usr/sbin/wsindexd --version || true
 check "wsctl --help" /usr/bin/wsctl --help
-check "man pages are found" sh -c "man -w wsindexd.conf 5 && man -w wsctl 1 && man -w wsindexd 8"
+check "man pages are found" sh -c "man -w 5 wsindexd.conf && man -w 1 wsctl && man -w 8 wsindexd"
 echo "-- systemd-analyze verify on the installed units"
 out=$(systemd-analyze verify /usr/lib/systemd/system/wsindexd.service /usr/lib/systemd/system/wsindexd.socket 2>&1) && [ -z "$out" ] \
     && echo "ok   installed system units verify" || { echo "$out"; echo "FAIL installed system units verify"; fail=1; }

@@ -113,6 +113,10 @@ core::Status Daemon::start() {
     }
     server_->start();
 
+    if (options_.watchdog) {
+        watchdog_.emplace(io_);
+        if (watchdog_->start()) spdlog::info("systemd watchdog enabled");
+    }
     if (options_.handle_signals) {
         signals_.emplace(io_, SIGTERM, SIGINT, SIGHUP);
         wait_for_signal();
@@ -200,6 +204,7 @@ void Daemon::shutdown() {
         options_.seams.service_manager.notify_stopping();
     }
     if (signals_) signals_->cancel();
+    if (watchdog_) watchdog_->stop();
     scans_->request_stop();  // the cancel starts now; run() joins
     waiters_->stop();
     server_->stop();

@@ -25,6 +25,7 @@
 #include "daemon/scan_service.hpp"
 #include "daemon/scan_waiter.hpp"
 #include "daemon/seams.hpp"
+#include "daemon/systemd_glue.hpp"
 #include "ipc/server.hpp"
 
 namespace wsindex::daemon {
@@ -35,6 +36,7 @@ struct DaemonOptions {
     Seams seams;
     bool handle_signals = true;  // tests drive stop and reload themselves
     bool low_priority_scans = true;
+    bool watchdog = false;  // ping systemd's watchdog from the io thread when it is enabled
     // Test seams passed to the scan service.
     std::function<void(const ScanJob&)> before_walk;
     std::function<void(const ScanJob&)> after_batch;
@@ -78,6 +80,7 @@ private:
     std::optional<ScanWaiters> waiters_;
     std::optional<HandlerContext> handlers_;
     std::optional<ipc::Server> server_;
+    std::optional<WatchdogPinger> watchdog_;
     bool stopping_ = false;  // io thread
 };
 

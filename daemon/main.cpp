@@ -19,6 +19,7 @@
 //   seams.hpp           hooks for the visibility filter and the systemd glue
 //   systemd_*, visibility.*  written separately; plugged in here through seams.hpp
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -31,8 +32,35 @@
 #include "daemon/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/systemd_glue.hpp"
+#include "daemon/visibility.hpp"
 
 namespace {
+
+// The real visibility filter, scan control policy and systemd glue, through the seams.
+wsindex::daemon::Seams make_seams(const wsindex::daemon::Config& config, int listen_fd) {
+    using namespace wsindex::daemon;
+    Seams seams;
+    // Each caller sees what they could list themselves, judged on the live file system.
+    seams.visibility = make_visibility_policy();
+    // Control: root, the daemon's own user (a per-user instance belongs to its user), or the
+    // control group: the socket's group if configured, else "wsindex" if that group exists.
+    const std::optional<gid_t> group =
+        lookup_group(config.socket_group.empty() ? std::string("wsindex") : config.socket_group);
+    ControlPolicy group_policy = make_control_policy(group);
+    const uid_t self = ::geteuid();
+    seams.may_control = [group_policy, self](const wsindex::ipc::PeerCredentials& peer) {
+        if (peer.valid && (peer.uid == 0 || peer.uid == self)) return true;  // no /proc read
+        return group_policy(peer);
+    };
+    ServiceManagerHooks& sm = seams.service_manager;
+    sm.notify_ready = [] { notify_ready(); };
+    sm.notify_reloading = [] { notify_reloading(); };
+    sm.notify_stopping = [] { notify_stopping(); };
+    sm.notify_status = [](std::string_view text) { notify_status(text); };
+    sm.listen_fd = [listen_fd] { return listen_fd; };
+    return seams;
+}
 
 // The index and the socket's temporary name are private by default (the database is never
 // world-readable); the socket gets its configured mode explicitly.
@@ -54,6 +82,16 @@ int run(int argc, char** argv) {
     options.config = std::get<Config>(std::move(config));
     options.command_line = line;
     setup_logging(options.config.log_level);
+
+    // Socket activation: take the passed socket before any thread exists (it edits environ).
+    AdoptedSocket adopted;
+    if (auto st = adopt_listen_socket(&adopted); !st) {
+        spdlog::critical("cannot start: socket activation: {}", st.to_string());
+        return 1;
+    }
+    if (!adopted.note.empty()) spdlog::warn("socket activation: {}", adopted.note);
+    options.seams = make_seams(options.config, adopted.fd.value_or(-1));
+    options.watchdog = true;
 
     // A per-user default lives in ~/.local/state/wsindexd, which may not exist yet.
     std::error_code ec;

@@ -77,8 +77,22 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
     const std::size_t want = p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
 
     storage::FindQuery query = to_query(p);
-    query.limit = want + 1;  // one more than wanted tells whether the result was cut
     storage::Queries queries(q.db, q.names.get());
+    if (!query.under.empty()) {
+        // docs/protocol.md: a directory the index does not hold is NotIndexed, not "no matches".
+        std::vector<storage::DirTotalsRow> dir;
+        if (auto st = queries.dir_totals(query.under, 0, &dir); !st) {
+            r.fail(storage_failure("find", st));
+            return;
+        }
+        if (dir.empty()) {
+            r.fail(ipc::make_error(ipc::ErrorKind::NotIndexed,
+                                   "not an indexed directory: " + ipc::display_bytes(query.under),
+                                   nlohmann::json{{"path", ipc::encode_bytes(query.under)}}));
+            return;
+        }
+    }
+    query.limit = want + 1;  // one more than wanted tells whether the result was cut
     std::vector<storage::FileRow> rows;
     if (auto st = queries.find(query, &rows); !st) {
         r.fail(storage_failure("find", st));
@@ -202,12 +216,16 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         return;
     }
     const PathFilter visible = make_path_filter(ctx.seams, peer);
-    // The cap keeps an unstreamed reply within the message limit, like find's.
-    const std::size_t cap = p.limit == 0 ? ctx.limits.max_unstreamed_find_results
-                                         : std::min<std::size_t>(p.limit, ctx.limits.max_unstreamed_find_results);
+    // Streams like find; unstreamed, the cap keeps the reply within the message limit.
+    const bool streaming = r.streaming();
+    const std::size_t cap = streaming ? ctx.limits.max_find_results
+                                      : ctx.limits.max_unstreamed_find_results;
+    const std::size_t want = p.limit == 0 ? cap : std::min<std::size_t>(p.limit, cap);
+    std::size_t sent = 0;
     for (ErrorRow& row : rows) {
-        if (reply.errors.size() >= cap) break;
+        if (sent >= want) break;
         if (!visible(row.path)) continue;
+        ++sent;
         ipc::ErrorEntry e;
         e.path = std::move(row.path);
         e.error = row.error;
@@ -215,6 +233,10 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         e.error_name = name != nullptr ? name : "E" + std::to_string(row.error);
         e.message = row.message.empty() ? std::strerror(row.error) : row.message;
         reply.errors.push_back(std::move(e));
+        if (streaming && reply.errors.size() >= ctx.limits.find_batch) {
+            if (r.more(ipc::to_json(reply)) != ipc::SendResult::Sent) return;
+            reply.errors.clear();
+        }
     }
     r.reply(ipc::to_json(reply));
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ipc/bytes_codec.hpp"
 #include "ipc/methods.hpp"
 
 namespace wsindex::daemon {
@@ -47,7 +48,7 @@ void ScanWaiters::check_all(bool tick) {
                                       [](const auto& job) { return job->finished(); });
         bool drop = !w.responder.is_open();
         if (!drop && done) {
-            w.responder.reply(scans_reply(w.jobs));
+            finish(w);
             drop = true;
         } else if (!drop && tick && w.responder.streaming()) {
             // WouldBlock (the caller is not reading) just skips this tick.
@@ -56,6 +57,24 @@ void ScanWaiters::check_all(bool tick) {
         }
         it = drop ? waiters_.erase(it) : std::next(it);
     }
+}
+
+// docs/protocol.md: a waited scan that was cancelled ends the call with Cancelled, after a
+// last progress reply (when streaming) that shows every scan's final state.
+void ScanWaiters::finish(Waiter& w) {
+    const auto cancelled = std::find_if(w.jobs.begin(), w.jobs.end(), [](const auto& job) {
+        return job->state() == ipc::ScanState::Cancelled;
+    });
+    if (cancelled == w.jobs.end()) {
+        w.responder.reply(scans_reply(w.jobs));
+        return;
+    }
+    if (w.responder.streaming()) w.responder.try_more(scans_reply(w.jobs));
+    const std::int64_t id = (*cancelled)->scan_id();
+    w.responder.fail(ipc::make_error(ipc::ErrorKind::Cancelled,
+                                     "scan of " + ipc::display_bytes((*cancelled)->root()) +
+                                         " was cancelled",
+                                     nlohmann::json{{"scan_id", id}}));
 }
 
 void ScanWaiters::arm() {

@@ -4,7 +4,8 @@
 // One timer ticks every progress interval while anyone waits (not one per caller). A tick sends
 // each streaming caller a progress reply with try_more(), which never blocks: a caller that does
 // not read just misses ticks. poke() (after any job state change) sends final replies at once,
-// so `wsctl scan --wait` returns as soon as the scan ends, not at the next tick. A caller that
+// so `wsctl scan --wait` returns as soon as the scan ends, not at the next tick. A cancelled
+// scan ends the call with the Cancelled error (after a last progress reply when streaming). A caller that
 // goes away stops being followed; its scans go on.
 #pragma once
 
@@ -40,6 +41,7 @@ private:
         ipc::Responder responder;
     };
     void check_all(bool tick);
+    static void finish(Waiter& w);
     void arm();
 
     boost::asio::steady_timer timer_;

@@ -47,12 +47,14 @@ int main(int argc, char** argv) {
     std::string root;
     std::string db_path;
     unsigned workers = 0;
-    bool inline_writer = false;
+    bool threaded = false;
     std::size_t rows_per_txn = 20000;
     app.add_option("ROOT", root, "directory to index")->required();
     app.add_option("--db", db_path, "index database (created if missing)")->required();
     app.add_option("--workers", workers, "walker threads (default: number of CPUs)");
-    app.add_flag("--inline", inline_writer, "write on the consumer thread, no writer thread");
+    app.add_flag("--thread", threaded, "write on a writer thread behind a bounded queue");
+    bool inline_flag = false;  // the old spelling of the default, kept for scripts
+    app.add_flag("--inline", inline_flag, "write on the consumer thread (the default)");
     app.add_option("--rows-per-txn", rows_per_txn, "rows per transaction");
     bool replay = false;
     app.add_flag("--replay", replay, "walk into memory first; time the ingest alone");
@@ -60,7 +62,7 @@ int main(int argc, char** argv) {
 
     root = normalize_root(root);
     wsindex::storage::BatchWriterOptions options;
-    options.threaded = !inline_writer;
+    options.threaded = threaded && !inline_flag;
     options.scan.rows_per_transaction = rows_per_txn;
     std::unique_ptr<wsindex::storage::BatchWriter> writer;
     if (Status s = wsindex::storage::BatchWriter::open(db_path, options, &writer); !s) {
@@ -125,7 +127,7 @@ int main(int argc, char** argv) {
                 seconds, cpu_seconds, writer->writer().last_swap_seconds(),
                 writer->writer().last_gc_seconds(), db_bytes,
                 entries ? static_cast<double>(db_bytes) / static_cast<double>(entries) : 0.0,
-                ru.ru_maxrss, walker.workers(), inline_writer ? "inline" : "thread",
+                ru.ru_maxrss, walker.workers(), options.threaded ? "thread" : "inline",
                 replay ? "true" : "false", status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", status.to_string().c_str());

@@ -128,6 +128,7 @@ TEST(Atomicity, ConcurrentReaderSeesOnlyOldOrNew) {
     });
     std::unique_ptr<BatchWriter> w;
     BatchWriterOptions options;
+    options.threaded = true;  // the queue hand-off under a concurrent reader (TSan)
     options.scan.rows_per_transaction = 25;
     ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
     auto s = scan_batched(*w, f.root, 5);
@@ -196,6 +197,7 @@ TEST(Atomicity, CancelMidwayLeavesTheOldIndexIdentical) {
 
     std::unique_ptr<BatchWriter> w;
     BatchWriterOptions options;
+    options.threaded = true;
     options.scan.rows_per_transaction = 30;
     ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
     ASSERT_TRUE(w->begin(f.root));

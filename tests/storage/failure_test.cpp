@@ -79,6 +79,7 @@ TEST(DiskFull, ScanFailsClearlyAndThePreviousIndexSurvives) {
 
     std::unique_ptr<BatchWriter> w;
     BatchWriterOptions options;
+    options.threaded = true;  // the failure travels back through the queue
     options.scan.rows_per_transaction = 2000;
     options.queue_rows = 4000;
     ASSERT_TRUE(BatchWriter::open(db_path, options, &w));

@@ -194,7 +194,9 @@ core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* 
     core::Status status;
     bool too_many = false;
     index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
-        if (++candidates > kMaxIndexCandidates && q.order != Order::none) {
+        // Past the threshold (a fragment that is in a large share of all names, or filters
+        // that reject most candidates), one SQL scan is cheaper than the point lookups left.
+        if (++candidates > kMaxIndexCandidates) {
             too_many = true;
             return false;
         }

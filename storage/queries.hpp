@@ -26,7 +26,9 @@ enum class Order { none, path, size_desc, mtime_desc };
 struct FindQuery {
     std::string pattern;  // bytes; empty matches every name
     NameMatch match = NameMatch::substring;
-    bool ignore_case = false;  // ASCII case folding (regex: REG_ICASE)
+    // ASCII case folding of the name and the pattern alike (so a glob's [A-Z] becomes [a-z]);
+    // regex: REG_ICASE.
+    bool ignore_case = false;
     std::string types;         // find %y letters to keep ("f", "fl"); empty keeps all
     std::optional<std::int64_t> min_size, max_size;          // bytes, inclusive
     std::optional<std::int64_t> min_mtime_ns, max_mtime_ns;  // inclusive
@@ -70,6 +72,7 @@ public:
 
     // Entries matching `q`. A substring query uses the name index when it is current and the
     // candidate set is small enough; otherwise one SQL scan with the filters pushed down.
+    // Runs in a read transaction of its own: not to be called inside the caller's transaction.
     core::Status find(const FindQuery& q, std::vector<FileRow>* out);
     // Largest regular files below `under` (everywhere when empty).
     core::Status biggest_files(std::string_view under, std::size_t limit,

@@ -1,5 +1,7 @@
 // Per-directory totals against hand-computed values: hard links once, subtree rescans adjust
 // every ancestor exactly.
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "storage/database.hpp"
@@ -117,6 +119,48 @@ TEST(Totals, SubtreeWhoseParentIsNotIndexedIsRefused) {
     EXPECT_FALSE(w->begin("relative/path"));
     EXPECT_FALSE(w->begin("/trailing/"));
     EXPECT_FALSE(w->begin("/a/../b"));
+}
+
+}  // namespace
+}  // namespace wsindex::storage
+
+namespace wsindex::storage {
+namespace {
+
+TEST(ScanErrors, RecoverableErrorsAreStoredAndReplacedWithTheirSubtree) {
+    TempDir dir;
+    std::unique_ptr<ScanWriter> w;
+    ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));
+    auto tree = [](bool fixed) {
+        Synth t("/e");
+        const auto a = t.dir(1, "a");
+        const auto locked = t.dir(a, "locked");
+        if (!fixed) t.last().error = 13;  // listed with its stat, but could not be opened
+        if (fixed) t.file(locked, "inside", 1, 1);
+        t.file(1, "gone", 0, 0);
+        t.last().has_stat = false;  // vanished between listing and stat
+        t.last().error = 2;
+        return t.results();
+    };
+    ASSERT_TRUE(scan(*w, "/e", tree(false), 1));
+    Database& db = w->database();
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM scan_errors"), 2);
+    EXPECT_EQ(test::query_text(db, "SELECT message FROM scan_errors WHERE errno = 13"),
+              std::strerror(13));
+    EXPECT_EQ(test::query_text(db, "SELECT path FROM scan_errors WHERE errno = 13"), "/e/a/locked");
+    EXPECT_EQ(test::query_int(db, "SELECT errno FROM files WHERE path = '/e/a/locked'"), 13);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM files WHERE path = '/e/gone'"
+                                  " AND size IS NULL AND errno = 2"),
+              1);
+    EXPECT_EQ(test::query_int(db, "SELECT errors FROM scans WHERE id = 1"), 2);
+
+    // Rescanning /e/a (now readable) drops its old error and keeps the one outside it.
+    Synth sub("/e/a");
+    const auto locked = sub.dir(1, "locked");
+    sub.file(locked, "inside", 1, 1);
+    ASSERT_TRUE(scan(*w, "/e/a", sub.results(), 2));
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM scan_errors"), 1);
+    EXPECT_EQ(test::query_text(db, "SELECT path FROM scan_errors"), "/e/gone");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // wsbench-walk: walk ROOT with the parallel walker; one JSON line of counts, seconds and peak RSS.
 //
-//   wsbench-walk ROOT [--workers N] [--one-file-system] [--print0]
+//   wsbench-walk ROOT [--workers N] [--one-file-system] [--print0] [--batch N]
 //
 // Results are consumed and dropped batch by batch (as a database writer would take them), so the
 // peak RSS is the walker's own. With --print0 every path goes to stdout NUL-terminated (the set
@@ -62,23 +62,26 @@ int main(int argc, char** argv) {
     unsigned workers = 0;
     bool one_fs = false;
     bool print0 = false;
+    std::size_t batch = 1024;
     app.add_option("ROOT", root, "directory to walk")->required();
     app.add_option("--workers", workers, "worker threads (default: number of CPUs)");
     app.add_flag("--one-file-system", one_fs, "do not descend into other file systems");
+    app.add_option("--batch", batch, "results per batch handed to the consumer (default 1024)");
     app.add_flag("--print0", print0, "print every path NUL-terminated on stdout, JSON on stderr");
     CLI11_PARSE(app, argc, argv);
 
     wsindex::core::WalkOptions options;
     options.workers = workers;
     options.one_file_system = one_fs;
+    options.result_batch = batch;
     wsindex::core::Walker walker(options);
 
     Counts c;
     Print0 out;
     bool write_failed = false;
     const auto t0 = std::chrono::steady_clock::now();
-    const Status status = walker.run(root, [&](std::span<WalkResult> batch) {
-        for (const WalkResult& r : batch) {
+    const Status status = walker.run(root, [&](std::span<WalkResult> results) {
+        for (const WalkResult& r : results) {
             ++c.entries;
             if (r.error != 0) ++c.errors;
             switch (r.type) {

@@ -112,11 +112,18 @@ int run_find(const Context& ctx, const FindOptions& options) {
         });
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
+    if (ctx.json) count = collected.size();
+    if (truncated && (options.limit == 0 || count < options.limit)) {
+        // Not the caller's --limit: the daemon's own cap (max_find_results). Always say so, also
+        // to scripts, since a silently partial answer is worse than a noisy one.
+        note(ctx, "warning: wsindexd cut the answer at " + format_count(count) +
+                      " entries (its max_find_results); narrow the query (--under, --type, a "
+                      "pattern) or raise that setting");
+    } else if (truncated && ctx.stderr_tty) {
+        note(ctx, "stopped at --limit " + std::to_string(options.limit));
+    }
     if (ctx.json) {
         print_json(ctx, nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
-    } else if (truncated && ctx.stderr_tty) {
-        note(ctx, "stopped at --limit " + std::to_string(options.limit) + " (" +
-                      format_count(count) + " shown)");
     }
     return finish(ctx, 0);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace wsindex::cli::test {
@@ -224,6 +225,34 @@ TEST_F(Queries, GarbageOnTheSocketLeavesTheDaemonServing) {
     EXPECT_EQ(ctl({"version"}).code, 0);
     const auto got = find0_under(tree);
     EXPECT_TRUE(got == expected) << describe_diff(got, expected);
+}
+
+// A daemon whose find cap (max_find_results) is 5: wsctl must say that the answer was cut, on
+// stderr, also when stdout is not a terminal.
+class Capped : public EndToEnd {
+protected:
+    void SetUp() override {
+        const std::string config = scratch_ / "wsindexd.conf";
+        FILE* f = std::fopen(config.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("max_find_results = 5\n", f);
+        std::fclose(f);
+        extra_args_ = {"--config", config};
+        start_daemon();
+    }
+};
+
+TEST_F(Capped, FindWarnsWhenTheDaemonCutsTheAnswer) {
+    const std::string tree = scratch_ / "odd";
+    make_odd_tree(tree);
+    scan(tree);
+    const auto r = ctl({"find", "-0"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(split_nul(r.out).size(), 5u);
+    EXPECT_NE(r.err.find("cut the answer at 5 entries"), std::string::npos) << r.err;
+    const auto limited = ctl({"find", "-0", "--limit", "3"});
+    EXPECT_EQ(split_nul(limited.out).size(), 3u);
+    EXPECT_EQ(limited.err, "");  // the caller's own limit is no surprise
 }
 
 // The daemon runs as nobody (root would read mode-000 directories): every unreadable

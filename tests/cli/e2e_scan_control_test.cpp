@@ -4,14 +4,28 @@
 
 #include <signal.h>
 
+#include <cstdio>
+
 namespace wsindex::cli::test {
 namespace {
 
 class ScanControl : public EndToEnd {
 protected:
+    // The daemon caps a find at max_find_results (100k by default); these tests compare whole
+    // answers over the big tree, so the cap is raised above it.
+    void SetUp() override {
+        const std::string config = scratch_ / "wsindexd.conf";
+        FILE* f = std::fopen(config.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fprintf(f, "max_find_results = %zu\n", kBigTreeEntries * 2);
+        std::fclose(f);
+        extra_args_ = {"--config", config};
+        start_daemon();
+    }
+
     // One big tree for the suite: generating it is the slow part.
     static void SetUpTestSuite() {
-        big_scratch_ = new ScratchDir("big");
+        big_scratch_ = new ScratchDir("big", memory_backed_base());
         big_ = big_scratch_->path() + "/tree";
         make_big_tree(big_, kBigTreeEntries);
     }

@@ -60,6 +60,7 @@ protected:
             options.dir = dir;
             options.uid = uid;
             options.gid = uid;
+            options.extra_args = extra_args_;
             daemon_ = std::make_unique<Daemon>(options);
         }
         std::string error;
@@ -94,6 +95,7 @@ protected:
     std::string log() const { return daemon_ ? daemon_->log() : std::string(); }
 
     ScratchDir scratch_{"e2e"};
+    std::vector<std::string> extra_args_;  // more wsindexd flags, set before start_daemon
     std::unique_ptr<Daemon> daemon_;
 };
 

@@ -118,7 +118,7 @@ Process::Process(Process&& other) noexcept
 
 Process& Process::operator=(Process&& other) noexcept {
     if (this != &other) {
-        this->~Process();
+        reset();
         pid_ = std::exchange(other.pid_, -1);
         pidfd_ = std::exchange(other.pidfd_, -1);
         out_path_ = std::move(other.out_path_);
@@ -127,7 +127,9 @@ Process& Process::operator=(Process&& other) noexcept {
     return *this;
 }
 
-Process::~Process() {
+Process::~Process() { reset(); }
+
+void Process::reset() {
     if (pid_ > 0) {
         ::kill(pid_, SIGKILL);
         int status = 0;

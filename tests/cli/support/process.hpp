@@ -53,6 +53,8 @@ public:
 
 private:
     Exit collect(int status);
+    // Kills and reaps a child still running, closes the pidfd; leaves the paths alone.
+    void reset();
 
     pid_t pid_ = -1;
     int pidfd_ = -1;

@@ -58,10 +58,20 @@ bool remove_tree(const std::string& path) {
     return ok;
 }
 
-ScratchDir::ScratchDir(const std::string& tag) {
+std::string memory_backed_base() {
+    struct stat st {};
+    if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && ::access("/dev/shm", W_OK) == 0) {
+        return "/dev/shm";
+    }
+    return {};
+}
+
+ScratchDir::ScratchDir(const std::string& tag, const std::string& base) {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp") +
-                          "/wsctl-" + tag + "-XXXXXX";
+    const std::string dir = !base.empty() ? base
+                            : tmp != nullptr && tmp[0] != '\0' ? std::string(tmp)
+                                                                : std::string("/tmp");
+    std::string pattern = dir + "/wsctl-" + tag + "-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
         ADD_FAILURE() << "mkdtemp " << pattern << ": " << std::strerror(errno);
         return;

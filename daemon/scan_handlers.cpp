@@ -1,6 +1,10 @@
 // Scan handlers: wsindex.Version, Scan, Cancel and Status.
 #include <unistd.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
@@ -26,12 +30,48 @@ void version(const HandlerContext& ctx, ipc::Responder r) {
     r.reply(ipc::to_json(v));
 }
 
+// "/a/./b//c/../d/" -> "/a/b/d": the path as the caller names it, in the form the visibility
+// filter takes (it refuses anything not normalized).
+std::string lexically_normal(std::string_view path) {
+    std::vector<std::string_view> parts;
+    while (!path.empty()) {
+        const std::size_t slash = path.find('/');
+        const std::string_view part = path.substr(0, slash);
+        path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+            continue;
+        }
+        parts.push_back(part);
+    }
+    std::string out;
+    for (const std::string_view part : parts) out.append("/").append(part);
+    return out.empty() ? std::string("/") : out;
+}
+
+ipc::Error hidden(std::string_view path) {
+    return ipc::make_error(ipc::ErrorKind::PermissionDenied,
+                           "you cannot see " + ipc::display_bytes(path),
+                           nlohmann::json{{"path", ipc::encode_bytes(path)}});
+}
+
 // Query thread: resolve every path first (nothing is queued if one is bad), then queue them.
+// Each path is checked against the caller's visibility before the daemon resolves it with its
+// own rights, and again after: otherwise NoSuchPath/NotADirectory and the canonical root in the
+// reply would tell a caller what exists below directories they cannot search
+// (docs/security.md). A hidden path answers PermissionDenied whether it exists or not.
 void scan(HandlerContext& ctx, const ipc::PeerCredentials& peer, ipc::ScanParams p,
           ipc::Responder r) {
+    const PathFilter visible = make_path_filter(ctx.seams, peer);
     std::vector<std::string> roots;
     for (const std::string& path : p.paths) {
+        if (!path.empty() && path.front() == '/' && !visible(lexically_normal(path))) {
+            r.fail(hidden(path));
+            return;
+        }
         auto root = resolve_scan_root(path);
+        if (root && !visible(root.value())) root = hidden(path);
         if (!root) {
             spdlog::debug("scan refused for uid {}: {}", peer.uid, root.error().message);
             r.fail(root.error());

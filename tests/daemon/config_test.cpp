@@ -127,9 +127,9 @@ TEST(Config, BadInputIsAClearError) {
 }
 
 TEST(Config, GarbageNeverThrows) {
-    const char* inputs[] = {"[", "]]]]", "[[", "= = =", "a = [", "a = [\"x\"", "\"\"\" = 1",
-                            std::string(1000, '[').c_str(), "x = \"unterminated", "\x01\x02\x03"};
-    for (const char* in : inputs) {
+    const std::string inputs[] = {"[", "]]]]", "[[", "= = =", "a = [", "a = [\"x\"", "\"\"\" = 1",
+                                  std::string(1000, '['), "x = \"unterminated", "\x01\x02\x03"};
+    for (const std::string& in : inputs) {
         ConfigResult r = parse_config(in);  // must return, whatever it says
         (void)r;
     }

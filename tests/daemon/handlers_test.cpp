@@ -310,6 +310,16 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     EXPECT_EQ(call_error(ipc::method::kDu, {{"path", tree + "/dir1"}}).kind,
               ipc::ErrorKind::PermissionDenied);
 
+    // A path the caller cannot see is refused the same way whether it exists or not.
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir1"}}}).kind,
+              ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir1/missing"}}}).kind,
+              ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir0/../dir1/"}}}).kind,
+              ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/missing"}}}).kind,
+              ipc::ErrorKind::NoSuchPath);
+
     stop();  // the control flag is read by the io thread: change it while nothing runs
     allow_control = false;
     o = options();

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -218,6 +219,54 @@ TEST(Progress, LinesAndSummaries) {
     scan.error = "EIO";
     EXPECT_EQ(scan_summary(scan).rfind("scan 7 failed: /data: 12,345 entries", 0), 0u);
     EXPECT_NE(scan_summary(scan).find(": EIO"), std::string::npos);
+}
+
+// Everything written to `f` so far.
+std::string contents(std::FILE* f) {
+    std::fflush(f);
+    std::rewind(f);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+    return out;
+}
+
+ipc::ScanReply one_scan(ipc::ScanState state, std::uint64_t entries) {
+    ipc::ScanInfo scan;
+    scan.scan_id = 1;
+    scan.root = "/r";
+    scan.state = state;
+    scan.entries = entries;
+    return ipc::ScanReply{{scan}};
+}
+
+TEST(ProgressPrinter, TerminalRewritesOneLineThenPrintsTheSummary) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ProgressPrinter printer(f, /*terminal=*/true);
+    printer.on_reply(one_scan(ipc::ScanState::Running, 10), false);
+    printer.on_reply(one_scan(ipc::ScanState::Running, 20), false);
+    printer.on_reply(one_scan(ipc::ScanState::Done, 30), true);
+    const std::string out = contents(f);
+    std::fclose(f);
+    EXPECT_EQ(out.find('\n'), out.size() - 1) << out;  // one line only: the summary
+    EXPECT_NE(out.find("\rscanning /r: 10 entries"), std::string::npos) << out;
+    EXPECT_NE(out.find("\rscanning /r: 20 entries"), std::string::npos) << out;
+    EXPECT_NE(out.find("\r\x1b[Kscan 1 done: /r: 30 entries"), std::string::npos) << out;
+}
+
+TEST(ProgressPrinter, PlainLinesAreThrottledAndSummarisedOnce) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    ProgressPrinter printer(f, /*terminal=*/false, std::chrono::hours(1));
+    for (int i = 1; i <= 5; ++i) printer.on_reply(one_scan(ipc::ScanState::Running, i), false);
+    printer.on_reply(one_scan(ipc::ScanState::Done, 9), false);
+    printer.on_reply(one_scan(ipc::ScanState::Done, 9), true);
+    const std::string out = contents(f);
+    std::fclose(f);
+    EXPECT_EQ(out.find('\r'), std::string::npos);
+    EXPECT_EQ(out, "scanning /r: 1 entries, 0 entries/s, 0.0 s\n"
+                   "scan 1 done: /r: 9 entries, 0 dirs, 0 B, 0 errors in 0.0 s (0 entries/s)\n");
 }
 
 }  // namespace

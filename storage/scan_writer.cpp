@@ -519,8 +519,8 @@ core::Status ScanWriter::swap_in() {
         const std::string id = std::to_string(scan_id_);
         Statement stmt;
         const char* deletes[] = {
-            "INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
-            " WHERE prefix >= ?1 AND prefix < ?2",
+            ("INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
+             " WHERE prefix >= ?1 AND prefix < ?2"),  // parenthesised: one element, two lines
             "DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2",
             "DELETE FROM entries WHERE dir = 0 AND name >= ?1 AND name < ?2",
             "DELETE FROM entries WHERE dir = ?4 AND name = ?5",

@@ -112,7 +112,11 @@ void run_and_check(RangeExecutor& ex, std::size_t n) {
         }
     }
     EXPECT_EQ(items, n);
-    EXPECT_LE(stolen, n);
+    // No bound of n on `stolen`: a stolen half lands in the thief's own range, where another
+    // thief may steal it again, so one index can count in several workers' items_stolen.
+    if (ex.schedule() == RangeSchedule::Static) {
+        EXPECT_EQ(stolen, 0u);
+    }
 }
 
 TEST(RangeExecutor, EveryIndexExactlyOnceAcrossWorkersSchedulesAndSizes) {

@@ -89,13 +89,14 @@ struct Walker::Impl {
           fs(options.fs != nullptr ? *options.fs : real_fs_ops()),
           prune(options.prune),
           scratch(resolved_workers(options.workers)),
-          pool(pool_options(static_cast<unsigned>(scratch.size()), options.result_batch),
+          pool(pool_options(static_cast<unsigned>(scratch.size()), options),
                [this](WalkItem& item, Pool::Context& ctx) { return run_task(item, ctx); }) {}
 
-    static PoolOptions pool_options(unsigned workers, std::size_t batch) {
+    static PoolOptions pool_options(unsigned workers, const WalkOptions& o) {
         PoolOptions p;
         p.workers = workers;
-        p.result_batch = batch;
+        p.result_batch = o.result_batch;
+        p.queued_batches = o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * workers;
         return p;
     }
     static unsigned resolved_workers(unsigned requested) {

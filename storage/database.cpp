@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <mutex>
 #include <utility>
 
 #include "storage/regexp.hpp"
@@ -24,6 +25,15 @@ constexpr const char* kConnectionPragmas =
     "PRAGMA temp_store=FILE;"
     // 16 MiB page cache: enough for the B-tree edges that batches append to.
     "PRAGMA cache_size=-16384;";
+
+// Process-wide SQLite settings, before the library initializes (at the first open). Memory
+// statistics off: they take a global mutex on every sqlite3_malloc and free (~5 per inserted
+// row, 2.5% of the writer's instructions) and nothing here reads them. SQLITE_MISUSE (someone
+// initialized SQLite first) leaves the defaults, which are only slower.
+void configure_sqlite_once() {
+    static std::once_flag once;
+    std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
 
 }  // namespace
 
@@ -48,6 +58,7 @@ void Database::close() {
 }
 
 core::Status Database::open(const std::string& path, OpenMode mode, Database* out) {
+    configure_sqlite_once();
     Database db;
     db.path_ = path;
     const int flags = (mode == OpenMode::read_only ? SQLITE_OPEN_READONLY

@@ -275,6 +275,10 @@ core::Status ScanWriter::write(std::span<core::WalkResult> batch) {
     if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
     for (core::WalkResult& r : batch) {
         pending_.push_back(std::move(r));
+        if (!spare_paths_.empty()) {  // r is moved-from: give its slot an empty buffer back
+            r.path = std::move(spare_paths_.back());
+            spare_paths_.pop_back();
+        }
         if (pending_.size() >= options_.rows_per_transaction) {
             if (auto s = flush(); !s) return s;
             pending_since_ = std::chrono::steady_clock::now();
@@ -296,18 +300,29 @@ core::Status ScanWriter::flush() {
     if (pending_.empty()) return {};
     // Key order inside the transaction: each batch then touches a few B-tree leaves at the
     // right edge instead of scattered pages (ANCHORS: scattered keys cost 12x).
-    // Indices, not the 100-byte records, are what the sort moves.
+    // Small keys, not the 100-byte records, are what the sort moves; comparing the names'
+    // first 8 bytes as one integer settles almost every comparison without touching the
+    // strings (the string comparator cost ~1.5k instructions per row, 12% of the writer).
     order_.resize(pending_.size());
-    for (std::uint32_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [this](std::uint32_t x, std::uint32_t y) {
-        const core::WalkResult& a = pending_[x];
-        const core::WalkResult& b = pending_[y];
-        if (a.parent_id != b.parent_id) return a.parent_id < b.parent_id;
-        return a.name() < b.name();
+    for (std::uint32_t i = 0; i < order_.size(); ++i) {
+        const std::string_view name = pending_[i].name();
+        std::uint64_t prefix = 0;
+        for (std::size_t k = 0; k < 8; ++k) {
+            const auto byte = k < name.size() ? static_cast<unsigned char>(name[k]) : 0u;
+            prefix = (prefix << 8) | byte;
+        }
+        order_[i] = SortKey{pending_[i].parent_id, prefix, i};
+    }
+    std::sort(order_.begin(), order_.end(), [this](const SortKey& a, const SortKey& b) {
+        if (a.dir != b.dir) return a.dir < b.dir;
+        if (a.name_prefix != b.name_prefix) return a.name_prefix < b.name_prefix;
+        // Equal first 8 bytes (or a name shorter than 8 bytes padded with zeros, which memcmp
+        // order puts first too): the full names decide.
+        return pending_[a.index].name() < pending_[b.index].name();
     });
     TransactionGuard txn(db_);
     core::Status s = txn.begin();
-    for (std::size_t i = 0; s && i < order_.size(); ++i) s = insert_row(pending_[order_[i]]);
+    for (std::size_t i = 0; s && i < order_.size(); ++i) s = insert_row(pending_[order_[i].index]);
     if (s) {
         update_progress_.bind_int64(1, static_cast<std::int64_t>(entries_))
             .bind_int64(2, static_cast<std::int64_t>(errors_))
@@ -316,6 +331,12 @@ core::Status ScanWriter::flush() {
         s = update_progress_.run();
     }
     if (s) s = txn.commit();
+    for (core::WalkResult& r : pending_) {
+        const std::size_t cap = r.path.capacity();
+        if (cap <= 15 || cap > 256 || spare_paths_.size() >= options_.rows_per_transaction) continue;
+        r.path.clear();
+        spare_paths_.push_back(std::move(r.path));
+    }
     pending_.clear();
     if (!s) {
         failed_ = core::Status(s.code(), "index write failed for scan " +

@@ -129,7 +129,17 @@ private:
     core::WalkResult root_record_;
     TreeTotals totals_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
-    std::vector<std::uint32_t> order_;       // flush(): pending_ indices in key order
+    // Path buffers of committed rows, cleared, handed back through write()'s batch so that the
+    // walk's PathRecycler returns them to the workers (else each row costs the workers a
+    // malloc and this thread a cross-thread free).
+    std::vector<std::string> spare_paths_;
+    // flush(): pending_ indices in key order, with a cheap integer prefix of the key.
+    struct SortKey {
+        std::uint64_t dir;          // parent_id
+        std::uint64_t name_prefix;  // the name's first 8 bytes, big-endian, zero-padded
+        std::uint32_t index;        // into pending_
+    };
+    std::vector<SortKey> order_;
     std::chrono::steady_clock::time_point pending_since_;
     core::Status failed_;  // sticky: the first write error of this scan
     double swap_seconds_ = 0;

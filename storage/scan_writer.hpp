@@ -29,6 +29,7 @@
 
 #include "core/status.hpp"
 #include "core/walk_result.hpp"
+#include "storage/checkpointer.hpp"
 #include "storage/database.hpp"
 #include "storage/tree_totals.hpp"
 #include "storage/writer_lock.hpp"
@@ -42,6 +43,9 @@ struct ScanOptions {
     // Buffered rows older than this are committed even if the batch is not full, so that
     // progress (scans.entries) moves and a crash loses little.
     std::chrono::milliseconds max_transaction_age{250};
+    // A Checkpointer thread copies the WAL into the database this often during the scan
+    // (0: SQLite's automatic checkpoints on the writing connection instead).
+    std::chrono::milliseconds checkpoint_period{200};
     // Test hook: fail with StorageErrc::injected_failure when this many rows were written
     // (0: never), as a real I/O error would.
     std::uint64_t fail_after_rows = 0;
@@ -107,6 +111,17 @@ private:
 
     // Prepared once per connection and reused for every row.
     Statement insert_entry_;
+    static constexpr std::size_t kRowsPerInsert = 64;
+    Statement insert_entries_;  // kRowsPerInsert rows per execution
+    struct StagedRow {
+        const core::WalkResult* record;  // in pending_
+        std::int64_t parent;
+    };
+    std::vector<StagedRow> staged_;  // bound into insert_entries_, not yet executed
+    core::Status insert_staged_rows();
+    void start_checkpointer();
+    void stop_checkpointer();
+    std::unique_ptr<Checkpointer> checkpointer_;  // while a scan runs
     Statement insert_pending_dir_;
     Statement insert_link_;
     Statement insert_error_;

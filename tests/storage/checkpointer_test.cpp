@@ -1,0 +1,79 @@
+// Checkpointer: its thread copies committed WAL pages into the database file while the writing
+// connection has automatic checkpoints off, and stops promptly.
+#include "storage/checkpointer.hpp"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "storage/database.hpp"
+#include "tests/storage/support/tree_walk.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+long long file_size(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+}
+
+// ~4 MiB committed to the WAL of `db` with no checkpoint run by the writer.
+void fill_wal(Database& db) {
+    ASSERT_TRUE(db.exec("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(v BLOB);"));
+    ASSERT_TRUE(db.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+                        " WHERE i < 4000) INSERT INTO t SELECT randomblob(1000) FROM n; COMMIT;"));
+}
+
+TEST(Checkpointer, CopiesTheWalIntoTheDatabaseWhileTheWriterDoesNot) {
+    test::TempDir dir;
+    const std::string path = dir / "index.db";
+    Database writer;
+    ASSERT_TRUE(Database::open(path, OpenMode::read_write, &writer));
+    fill_wal(writer);
+    const long long before = file_size(path);
+    ASSERT_LT(before, 1 << 20) << "the pages should still be in the WAL only";
+
+    std::unique_ptr<Checkpointer> checkpointer;
+    ASSERT_TRUE(Checkpointer::start(path, std::chrono::milliseconds(5), &checkpointer));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    // runs() counts a checkpoint after it returned: wait for both outcomes.
+    while ((file_size(path) < 4'000'000 || checkpointer->runs() == 0) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();  // polling an outcome, not waiting for time to pass
+    }
+    EXPECT_GE(file_size(path), 4'000'000) << "no checkpoint copied the WAL";
+    EXPECT_GE(checkpointer->runs(), 1u);
+
+    // The writer can keep committing beside it, and the data reads back.
+    ASSERT_TRUE(writer.exec("INSERT INTO t VALUES (x'00')"));
+    std::int64_t rows = 0;
+    ASSERT_TRUE(writer.query_int64("SELECT count(*) FROM t", &rows));
+    EXPECT_EQ(rows, 4001);
+}
+
+TEST(Checkpointer, StopsPromptlyWithALongPeriod) {
+    test::TempDir dir;
+    const std::string path = dir / "index.db";
+    Database writer;
+    ASSERT_TRUE(Database::open(path, OpenMode::read_write, &writer));
+    std::unique_ptr<Checkpointer> checkpointer;
+    ASSERT_TRUE(Checkpointer::start(path, std::chrono::hours(1), &checkpointer));
+    const auto t0 = std::chrono::steady_clock::now();
+    checkpointer.reset();  // must not wait for the hour
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+TEST(Checkpointer, FailsClearlyOnAMissingDirectory) {
+    std::unique_ptr<Checkpointer> checkpointer;
+    const core::Status s = Checkpointer::start("/nonexistent-dir-wsindex/index.db",
+                                               std::chrono::milliseconds(5), &checkpointer);
+    EXPECT_FALSE(s);
+    EXPECT_EQ(checkpointer, nullptr);
+}
+
+}  // namespace
+}  // namespace wsindex::storage

@@ -36,6 +36,11 @@ struct WalkResult {
     std::uint64_t parent_id = 0;
     // 0 for the root, 1 for its entries, ...
     std::uint32_t depth = 0;
+    // A directory that was listed: how many entries the listing held, i.e. how many records
+    // carry this directory's dir_id as their parent_id (each entry yields exactly one record,
+    // with its stat or its error). 0 for directories not listed and for non-directories. It
+    // lets a consumer tell when it has seen all of a directory's records.
+    std::uint32_t children = 0;
 
     EntryType type = EntryType::Unknown;
     // errno when something about this entry could not be read, else 0. A directory that was

@@ -297,10 +297,11 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
     node->ino = self.ino;
     node->fd = dir_fd;
     std::shared_ptr<const DirNode> cnode = std::move(node);
+    const std::size_t n = records.count();
+    self.children = static_cast<std::uint32_t>(n);
     me.entries.add();
     ctx.emit(std::move(self));
 
-    const std::size_t n = records.count();
     if (n <= options.split_threshold) {
         return stat_entries(cnode, dir_fd, records, 0, n, ctx);
     }

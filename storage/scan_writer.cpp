@@ -84,6 +84,39 @@ void bind_entry_metadata(Statement& e, const core::WalkResult& r, int base = 0) 
 
 constexpr int kEntryColumns = 14;
 
+// splitmix64's finalizer: every input bit moves every output bit.
+std::uint64_t mix64(std::uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// A directory's digest is the sum of this over its entries: order-free (entries arrive in
+// any order), and any change of a name or of a stored column changes it but with 2^-64 odds.
+std::uint64_t entry_hash(const core::WalkResult& r) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the name's bytes
+    for (const char c : r.name()) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    const std::uint64_t fields[] = {
+        static_cast<std::uint64_t>(r.type),
+        r.has_stat ? 1u : 0u,
+        r.size,
+        r.blocks,
+        static_cast<std::uint64_t>(r.mtime_ns),
+        static_cast<std::uint64_t>(r.ctime_ns),
+        r.mode,
+        r.uid,
+        r.gid,
+        r.dev,
+        r.ino,
+        r.nlink,
+        static_cast<std::uint64_t>(r.error),
+    };
+    for (const std::uint64_t f : fields) h = mix64(h ^ f) + 0x9e3779b97f4a7c15ULL;
+    return h;
+}
+
 }  // namespace
 
 core::Status ScanWriter::open(const std::string& db_path, std::unique_ptr<ScanWriter>* out) {
@@ -93,7 +126,8 @@ core::Status ScanWriter::open(const std::string& db_path, std::unique_ptr<ScanWr
     // Rows of a running scan wait here for the swap; TEMP, so a crash leaves none behind.
     if (auto s = writer->db_.exec(
             "CREATE TEMP TABLE pending_dirs(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
-            " depth INTEGER NOT NULL, prefix BLOB NOT NULL)");
+            " depth INTEGER NOT NULL, prefix BLOB NOT NULL);"
+            "CREATE TEMP TABLE pending_reuse(id INTEGER PRIMARY KEY, old INTEGER NOT NULL)");
         !s) {
         return s;
     }
@@ -125,6 +159,9 @@ core::Status ScanWriter::prepare_statements() {
     if (s) {
         s = db_.prepare("INSERT INTO temp.pending_dirs(id, parent, depth, prefix) VALUES (?,?,?,?)",
                         &insert_pending_dir_);
+    }
+    if (s) {
+        s = db_.prepare("INSERT INTO temp.pending_reuse(id, old) VALUES (?,?)", &insert_reuse_);
     }
     if (s) {
         // OR IGNORE: two names of one inode in one directory count once there anyway.
@@ -281,9 +318,37 @@ core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options
     totals_ = {};
     pending_.clear();
     pending_.reserve(options_.rows_per_transaction);
+    pending_dirs_.clear();
+    open_dirs_.clear();
+    digests_.clear();
+    reused_.clear();
+    reused_dirs_ = reused_rows_ = 0;
     failed_ = {};
+    if (auto s = load_old_dirs(); !s) return s;
     start_checkpointer();
-    return db_.exec("DELETE FROM temp.pending_dirs");
+    return db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
+}
+
+// The indexed directories this scan replaces, with their digests (rows written before the
+// digest existed have none and are never reused).
+core::Status ScanWriter::load_old_dirs() {
+    old_dirs_.clear();
+    const PrefixRange range = subtree_range(root_);
+    Statement dirs;
+    if (auto s = db_.prepare("SELECT prefix, id, digest FROM dirs WHERE prefix >= ? AND"
+                             " prefix < ? AND digest IS NOT NULL",
+                             &dirs);
+        !s) {
+        return s;
+    }
+    dirs.bind_blob(1, range.lo).bind_blob(2, range.hi);
+    for (bool row = true;;) {
+        if (auto s = dirs.step(&row); !s) return s;
+        if (!row) break;
+        old_dirs_.emplace(std::string(dirs.column_bytes(0)),
+                          OldDir{dirs.column_int64(1), dirs.column_int64(2)});
+    }
+    return {};
 }
 
 // During a scan, a Checkpointer thread copies the WAL instead of this connection's automatic
@@ -308,17 +373,109 @@ core::Status ScanWriter::write(std::span<core::WalkResult> batch) {
     if (!failed_) return failed_;
     if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
     for (core::WalkResult& r : batch) {
-        pending_.push_back(std::move(r));
-        if (!spare_paths_.empty()) {  // r is moved-from: give its slot an empty buffer back
-            r.path = std::move(spare_paths_.back());
-            spare_paths_.pop_back();
-        }
+        if (auto s = accept(r); !s) return s;
         if (pending_.size() >= options_.rows_per_transaction) {
             if (auto s = flush(); !s) return s;
             pending_since_ = std::chrono::steady_clock::now();
         }
     }
     return flush_if_due();
+}
+
+// Keeps a written or dropped row's path buffer for take_row (bounded; SSO and huge ones go).
+void ScanWriter::recycle_path(std::string& path) {
+    const std::size_t cap = path.capacity();
+    if (cap <= 15 || cap > 256 || spare_paths_.size() >= options_.rows_per_transaction) return;
+    path.clear();
+    spare_paths_.push_back(std::move(path));
+}
+
+// Moves r into `into`, giving r an empty path buffer back (see spare_paths_).
+void ScanWriter::take_row(core::WalkResult& r, std::vector<core::WalkResult>& into) {
+    into.push_back(std::move(r));
+    if (!spare_paths_.empty()) {
+        r.path = std::move(spare_paths_.back());
+        spare_paths_.pop_back();
+    }
+}
+
+// One record of the walk: totals, its directory's digest, and (unless it is the root, kept for
+// the swap) a row to write now or, in an incremental scan, once its directory is complete.
+core::Status ScanWriter::accept(core::WalkResult& r) {
+    totals_.add(r);
+    if (root_ == "/" && r.path.size() > 1 && r.path[0] == '/' && r.path[1] == '/') {
+        // A walker that joins "/" + "/" + name: keep one slash so prefixes stay canonical.
+        r.path.erase(0, 1);
+        if (r.name_offset > 0) --r.name_offset;
+    }
+    ++entries_;
+    const bool is_root = r.parent_id == 0;
+    const std::uint64_t own_id = r.is_dir() ? r.dir_id : 0;
+    if (own_id != 0) {
+        const std::int64_t id = gid(own_id);
+        dir_max_ = std::max(dir_max_, id);
+        std::string prefix = r.path;
+        if (prefix.empty() || prefix.back() != '/') prefix.push_back('/');
+        if (incremental()) {
+            OpenDir& d = open_dirs_[own_id];
+            d.expected = r.children;
+            d.changed = d.changed || r.error != 0;  // a partial listing is never "unchanged"
+            d.prefix = prefix;
+        }
+        pending_dirs_.push_back(PendingDir{id, is_root ? root_parent_ : gid(r.parent_id),
+                                           static_cast<std::int64_t>(root_depth_ + r.depth),
+                                           std::move(prefix)});
+    }
+    if (is_root) {
+        // Its key collides with the visible old root entry: it is written by the swap.
+        root_record_ = std::move(r);
+        have_root_ = true;
+    } else {
+        const std::uint64_t parent = r.parent_id;
+        if (digests_.size() <= parent) digests_.resize(parent + 1 + parent / 2, 0);
+        digests_[parent] += entry_hash(r);
+        if (!incremental()) {
+            take_row(r, pending_);
+        } else {
+            OpenDir& p = open_dirs_[parent];
+            ++p.received;
+            p.changed = p.changed || r.error != 0;
+            take_row(r, p.rows);
+            if (p.received == p.expected) resolve_dir(parent);
+        }
+    }
+    if (own_id != 0 && incremental()) {
+        const auto it = open_dirs_.find(own_id);
+        if (it != open_dirs_.end() && it->second.received == it->second.expected) {
+            resolve_dir(own_id);
+        }
+    }
+    return {};
+}
+
+// All records of a directory arrived: keep the indexed one if nothing changed, else queue its
+// rows for writing.
+void ScanWriter::resolve_dir(std::uint64_t walk_id) {
+    const auto it = open_dirs_.find(walk_id);
+    OpenDir& d = it->second;
+    bool reuse = false;
+    if (!d.changed) {
+        const auto old = old_dirs_.find(d.prefix);
+        const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
+        reuse = old != old_dirs_.end() &&
+                static_cast<std::uint64_t>(old->second.digest) == digest;
+        if (reuse) {
+            reused_.emplace_back(gid(walk_id), old->second.id);
+            ++reused_dirs_;
+            reused_rows_ += d.rows.size();
+        }
+    }
+    if (!reuse) {
+        for (core::WalkResult& row : d.rows) pending_.push_back(std::move(row));
+    } else {
+        for (core::WalkResult& row : d.rows) recycle_path(row.path);
+    }
+    open_dirs_.erase(it);
 }
 
 core::Status ScanWriter::flush_if_due() {
@@ -331,7 +488,7 @@ core::Status ScanWriter::flush_if_due() {
 }
 
 core::Status ScanWriter::flush() {
-    if (pending_.empty()) return {};
+    if (pending_.empty() && pending_dirs_.empty() && reused_.empty()) return {};
     // Key order inside the transaction: each batch then touches a few B-tree leaves at the
     // right edge instead of scattered pages (ANCHORS: scattered keys cost 12x).
     // Small keys, not the 100-byte records, are what the sort moves; comparing the names'
@@ -359,6 +516,20 @@ core::Status ScanWriter::flush() {
     staged_.clear();
     for (std::size_t i = 0; s && i < order_.size(); ++i) s = insert_row(pending_[order_[i].index]);
     if (s) s = insert_staged_rows();
+    for (std::size_t i = 0; s && i < pending_dirs_.size(); ++i) {
+        const PendingDir& d = pending_dirs_[i];
+        insert_pending_dir_.bind_int64(1, d.id)
+            .bind_int64(2, d.parent)
+            .bind_int64(3, d.depth)
+            .bind_blob_static(4, d.prefix);
+        s = insert_pending_dir_.run_keep_bindings();
+    }
+    for (std::size_t i = 0; s && i < reused_.size(); ++i) {
+        insert_reuse_.bind_int64(1, reused_[i].first).bind_int64(2, reused_[i].second);
+        s = insert_reuse_.run_keep_bindings();
+    }
+    pending_dirs_.clear();
+    reused_.clear();
     if (s) {
         update_progress_.bind_int64(1, static_cast<std::int64_t>(entries_))
             .bind_int64(2, static_cast<std::int64_t>(errors_))
@@ -367,12 +538,7 @@ core::Status ScanWriter::flush() {
         s = update_progress_.run();
     }
     if (s) s = txn.commit();
-    for (core::WalkResult& r : pending_) {
-        const std::size_t cap = r.path.capacity();
-        if (cap <= 15 || cap > 256 || spare_paths_.size() >= options_.rows_per_transaction) continue;
-        r.path.clear();
-        spare_paths_.push_back(std::move(r.path));
-    }
+    for (core::WalkResult& r : pending_) recycle_path(r.path);
     pending_.clear();
     if (!s) {
         failed_ = core::Status(s.code(), "index write failed for scan " +
@@ -387,12 +553,6 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
     if (options_.fail_after_rows != 0 && ++rows_written_ > options_.fail_after_rows) {
         return storage_status(StorageErrc::injected_failure, "injected write failure");
     }
-    totals_.add(r);
-    if (root_ == "/" && r.path.size() > 1 && r.path[0] == '/' && r.path[1] == '/') {
-        // A walker that joins "/" + "/" + name: keep one slash so prefixes stay canonical.
-        r.path.erase(0, 1);
-        if (r.name_offset > 0) --r.name_offset;
-    }
     if (r.error != 0) {
         insert_error_.bind_int64(1, scan_id_)
             .bind_blob_static(2, r.path)
@@ -401,29 +561,7 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
         if (auto s = insert_error_.run(); !s) return s;
         ++errors_;
     }
-    ++entries_;
-    const bool is_root = r.parent_id == 0;
-    const std::int64_t parent = is_root ? root_parent_ : gid(r.parent_id);
-    if (r.is_dir() && r.dir_id != 0) {
-        const std::int64_t id = gid(r.dir_id);
-        dir_max_ = std::max(dir_max_, id);
-        // The prefix is the path plus '/': appended in place, bound without a copy, removed.
-        const bool slash = r.path.empty() || r.path.back() != '/';
-        if (slash) r.path.push_back('/');
-        insert_pending_dir_.bind_int64(1, id)
-            .bind_int64(2, parent)
-            .bind_int64(3, root_depth_ + r.depth)
-            .bind_blob_static(4, r.path);
-        core::Status s = insert_pending_dir_.run_keep_bindings();
-        if (slash) r.path.pop_back();
-        if (!s) return s;
-    }
-    if (is_root) {
-        // Its key collides with the visible old root entry: it is written by the swap.
-        root_record_ = std::move(r);
-        have_root_ = true;
-        return {};
-    }
+    const std::int64_t parent = gid(r.parent_id);
     dir_max_ = std::max(dir_max_, parent);
     // Staged into the next free row of the multi-row insert; the record stays alive in
     // pending_ (its name is bound without a copy) until flush() ends.
@@ -461,6 +599,13 @@ core::Status ScanWriter::insert_staged_rows() {
 core::Status ScanWriter::complete() {
     if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "complete without a scan");
     core::Status s = failed_;
+    // Every directory's records have arrived (the walk finished); a count that never matched
+    // would be a walker bug: write such a directory rather than lose its rows.
+    while (!open_dirs_.empty()) {
+        OpenDir& d = open_dirs_.begin()->second;
+        d.changed = true;
+        resolve_dir(open_dirs_.begin()->first);
+    }
     if (s) s = flush();
     if (s && (!have_root_ || !root_record_.is_dir() || root_record_.dir_id != 1)) {
         s = storage_status(StorageErrc::bad_root,
@@ -595,8 +740,10 @@ core::Status ScanWriter::swap_in() {
         const std::string id = std::to_string(scan_id_);
         Statement stmt;
         const char* deletes[] = {
+            // Reused directories keep their id and rows: not garbage.
             ("INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
-             " WHERE prefix >= ?1 AND prefix < ?2"),  // parenthesised: one element, two lines
+             " WHERE prefix >= ?1 AND prefix < ?2"
+             " AND id NOT IN (SELECT old FROM temp.pending_reuse)"),  // one element
             "DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2",
             "DELETE FROM entries WHERE dir = 0 AND name >= ?1 AND name < ?2",
             "DELETE FROM entries WHERE dir = ?4 AND name = ?5",
@@ -623,14 +770,18 @@ core::Status ScanWriter::swap_in() {
     {
         Statement pending;
         Statement insert;
-        if (auto s = db_.prepare("SELECT id, parent, depth, prefix FROM temp.pending_dirs"
-                                 " ORDER BY id",
+        // A reused directory keeps its old id, and its children's parent follows it.
+        if (auto s = db_.prepare("SELECT p.id, coalesce(r.old, p.id), coalesce(rp.old, p.parent),"
+                                 " p.depth, p.prefix FROM temp.pending_dirs AS p"
+                                 " LEFT JOIN temp.pending_reuse AS r ON r.id = p.id"
+                                 " LEFT JOIN temp.pending_reuse AS rp ON rp.id = p.parent"
+                                 " ORDER BY p.id",
                                  &pending);
             !s) {
             return s;
         }
         if (auto s = db_.prepare("INSERT INTO dirs(id, parent, scan_id, depth, prefix, size,"
-                                 " blocks, files, dirs) VALUES (?,?,?,?,?,?,?,?,?)",
+                                 " blocks, files, dirs, digest) VALUES (?,?,?,?,?,?,?,?,?,?)",
                                  &insert);
             !s) {
             return s;
@@ -639,20 +790,26 @@ core::Status ScanWriter::swap_in() {
             if (auto s = pending.step(&row); !s) return s;
             if (!row) break;
             const std::int64_t id = pending.column_int64(0);
-            const Totals t = totals_.total(static_cast<std::uint64_t>(id - base_ + 1));
-            insert.bind_int64(1, id)
-                .bind_int64(2, pending.column_int64(1))
+            const auto walk_id = static_cast<std::uint64_t>(id - base_ + 1);
+            const Totals t = totals_.total(walk_id);
+            const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
+            insert.bind_int64(1, pending.column_int64(1))
+                .bind_int64(2, pending.column_int64(2))
                 .bind_int64(3, scan_id_)
-                .bind_int64(4, pending.column_int64(2))
-                .bind_blob_static(5, pending.column_bytes(3))
+                .bind_int64(4, pending.column_int64(3))
+                .bind_blob_static(5, pending.column_bytes(4))
                 .bind_int64(6, t.size)
                 .bind_int64(7, t.blocks)
                 .bind_int64(8, t.files)
-                .bind_int64(9, t.dirs);
+                .bind_int64(9, t.dirs)
+                .bind_int64(10, static_cast<std::int64_t>(digest));
             if (auto s = insert.run(); !s) return s;
         }
         pending.reset();
-        if (auto s = db_.exec("DELETE FROM temp.pending_dirs"); !s) return s;
+        if (auto s = db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
+            !s) {
+            return s;
+        }
     }
 
     // 4. Ancestors: additive part adjusted by the difference, multi-link part recounted.
@@ -740,7 +897,10 @@ core::Status ScanWriter::abort(const core::Status& reason, bool cancelled) {
     core::Status first = mark_finished(cancelled ? "cancelled" : "failed",
                                        reason.is_ok() ? std::string("cancelled") : reason.to_string());
     core::Status cleared = clear_scan_rows(scan_id_, base_, dir_max_);
-    (void)db_.exec("DELETE FROM temp.pending_dirs");
+    (void)db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
+    pending_dirs_.clear();
+    open_dirs_.clear();
+    reused_.clear();
     last_scan_id_ = scan_id_;
     scan_id_ = 0;
     return first ? cleared : first;

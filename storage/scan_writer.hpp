@@ -17,6 +17,13 @@
 //   - `collect_garbage` then deletes the replaced entries in small transactions.
 //   - A failed, cancelled or interrupted scan deletes the rows of its own id range; until it
 //     has, they are invisible anyway.
+//
+// Unchanged directories are not written again (a rescan of an unchanged tree writes next to
+// nothing): every `dirs` row keeps a digest of its entries (the sum of a 64-bit hash of each
+// entry's name and metadata). When the scanned range already holds directories, a directory's
+// records are held back until all of them arrived (its record's `children` tells how many);
+// if the digest equals the indexed directory's at the same path and no entry had an error, the
+// records are dropped and the swap keeps the old directory's id and rows (temp.pending_reuse).
 #pragma once
 
 #include <chrono>
@@ -25,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.hpp"
@@ -92,6 +100,9 @@ public:
     // Wall seconds of the last swap (complete) and garbage collection, for benchmarks.
     [[nodiscard]] double last_swap_seconds() const { return swap_seconds_; }
     [[nodiscard]] double last_gc_seconds() const { return gc_seconds_; }
+    // Directories and entry rows of the last or running scan left as they were (unchanged).
+    [[nodiscard]] std::uint64_t reused_dirs() const { return reused_dirs_; }
+    [[nodiscard]] std::uint64_t reused_rows() const { return reused_rows_; }
 
 private:
     ScanWriter() = default;
@@ -99,6 +110,12 @@ private:
     core::Status recover();
     core::Status clear_scan_rows(std::int64_t scan_id, std::int64_t base, std::int64_t max);
     core::Status flush();
+    core::Status accept(core::WalkResult& r);
+    core::Status load_old_dirs();
+    void take_row(core::WalkResult& r, std::vector<core::WalkResult>& into);
+    void recycle_path(std::string& path);
+    void resolve_dir(std::uint64_t walk_id);
+    [[nodiscard]] bool incremental() const { return !old_dirs_.empty(); }
     core::Status insert_row(core::WalkResult& r);
     core::Status swap_in();
     core::Status mark_finished(const char* state, const std::string& error);
@@ -123,6 +140,7 @@ private:
     void stop_checkpointer();
     std::unique_ptr<Checkpointer> checkpointer_;  // while a scan runs
     Statement insert_pending_dir_;
+    Statement insert_reuse_;
     Statement insert_link_;
     Statement insert_error_;
     Statement update_progress_;
@@ -144,6 +162,32 @@ private:
     core::WalkResult root_record_;
     TreeTotals totals_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
+    struct PendingDir {
+        std::int64_t id;
+        std::int64_t parent;
+        std::int64_t depth;
+        std::string prefix;  // path + '/'
+    };
+    std::vector<PendingDir> pending_dirs_;  // to temp.pending_dirs in the next transaction
+
+    // Incremental rescans (class comment). Walk ids index digests_ as they index totals_.
+    struct OldDir {
+        std::int64_t id;
+        std::int64_t digest;
+    };
+    std::unordered_map<std::string, OldDir> old_dirs_;  // by prefix: the range's indexed dirs
+    struct OpenDir {  // a directory whose records are still arriving (incremental only)
+        std::int64_t expected = -1;  // its record's `children`; -1: record not seen yet
+        std::int64_t received = 0;
+        bool changed = false;  // an entry with an error, or its own listing failed
+        std::string prefix;
+        std::vector<core::WalkResult> rows;
+    };
+    std::unordered_map<std::uint64_t, OpenDir> open_dirs_;  // by walk id
+    std::vector<std::uint64_t> digests_;                     // by walk id
+    std::vector<std::pair<std::int64_t, std::int64_t>> reused_;  // (new id, old id), unflushed
+    std::uint64_t reused_dirs_ = 0;
+    std::uint64_t reused_rows_ = 0;
     // Path buffers of committed rows, cleared, handed back through write()'s batch so that the
     // walk's PathRecycler returns them to the workers (else each row costs the workers a
     // malloc and this thread a cross-thread free).

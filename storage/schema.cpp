@@ -112,8 +112,15 @@ SELECT scan_id, CAST(path AS TEXT) AS path, errno, message
 FROM errors WHERE scan_id IN (SELECT id FROM scans WHERE state = 'complete');
 )sql";
 
+// Version 2: each directory's digest of its entries, so that a rescan keeps the rows of
+// directories that did not change (scan_writer.hpp). NULL in rows from version 1: those
+// directories are written again once, by the next scan.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE dirs ADD COLUMN digest INTEGER;
+)sql";
+
 // migrations[v] takes a database from version v to v + 1.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2};
 
 core::Status read_version(Database& db, std::int64_t* version) {
     return db.query_int64("PRAGMA user_version", version);

@@ -3,6 +3,9 @@
 //
 //   wsbench-ingest ROOT --db FILE [--workers N] [--inline] [--rows-per-txn N] [--replay]
 //
+// An existing FILE makes it a rescan: unchanged directories are kept, not rewritten
+// (reused_dirs, reused_rows in the JSON).
+//
 // --replay (a measurement aid, not the daemon's path): walk first into memory, untimed, then
 // time only the ingest of those batches, and report the thread CPU seconds of the writer.
 //
@@ -122,13 +125,16 @@ int main(int argc, char** argv) {
     std::printf("{\"entries\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"cpu_seconds\":%.3f,"
                 "\"swap_seconds\":%.3f,\"gc_seconds\":%.3f,\"db_bytes\":%lld,"
                 "\"bytes_per_entry\":%.1f,\"peak_rss_kib\":%ld,\"workers\":%u,\"writer\":\"%s\","
-                "\"replay\":%s,\"status\":\"%s\"}\n",
+                "\"replay\":%s,\"reused_dirs\":%llu,\"reused_rows\":%llu,\"status\":\"%s\"}\n",
                 static_cast<unsigned long long>(entries), static_cast<unsigned long long>(errors),
                 seconds, cpu_seconds, writer->writer().last_swap_seconds(),
                 writer->writer().last_gc_seconds(), db_bytes,
                 entries ? static_cast<double>(db_bytes) / static_cast<double>(entries) : 0.0,
                 ru.ru_maxrss, walker.workers(), options.threaded ? "thread" : "inline",
-                replay ? "true" : "false", status ? "ok" : "error");
+                replay ? "true" : "false",
+                static_cast<unsigned long long>(writer->writer().reused_dirs()),
+                static_cast<unsigned long long>(writer->writer().reused_rows()),
+                status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", status.to_string().c_str());
         return 1;

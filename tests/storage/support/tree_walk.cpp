@@ -54,16 +54,19 @@ struct Walker {
     std::uint64_t next_id = 2;
 
     // Lists directory `fd` (owned) whose record is out[self] with id `id`.
-    void list(int fd, const std::string& path, std::uint64_t id, std::uint32_t depth) {
+    void list(int fd, const std::string& path, std::uint64_t id, std::uint32_t depth,
+              std::size_t self) {
         DIR* dir = fdopendir(fd);
         if (dir == nullptr) {
             ::close(fd);
             return;
         }
         std::vector<std::pair<std::size_t, int>> subdirs;  // (record index, its fd)
+        std::uint32_t children = 0;
         while (dirent* d = readdir(dir)) {
             const std::string name = d->d_name;
             if (name == "." || name == "..") continue;
+            ++children;
             core::WalkResult r;
             r.path = path == "/" ? "/" + name : path + "/" + name;
             r.name_offset = static_cast<std::uint32_t>(r.path.size() - name.size());
@@ -89,10 +92,11 @@ struct Walker {
             out.push_back(std::move(r));
         }
         closedir(dir);
+        out[self].children = children;  // as the real walker reports a listed directory
         for (auto [index, child] : subdirs) {
             const std::string child_path = out[index].path;
             const std::uint64_t child_id = out[index].dir_id;
-            list(child, child_path, child_id, depth + 1);
+            list(child, child_path, child_id, depth + 1, index);
         }
     }
 };
@@ -111,7 +115,7 @@ std::vector<core::WalkResult> walk_tree(const std::string& root) {
     w.out.push_back(r);
     const int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     EXPECT_GE(fd, 0) << root;
-    if (fd >= 0) w.list(fd, root, 1, 0);
+    if (fd >= 0) w.list(fd, root, 1, 0, 0);
     return std::move(w.out);
 }
 

@@ -83,6 +83,14 @@ void expect_consistent_ids(const std::string& root, const std::vector<WalkResult
         EXPECT_EQ(r.parent_id, it->second->dir_id) << r.path;
         EXPECT_EQ(r.depth, it->second->depth + 1) << r.path;
     }
+    // A listed directory's `children` counts the records that name it as their parent (the
+    // index writer relies on it to know when a directory is complete); others report 0.
+    std::map<std::uint64_t, std::uint32_t> records_below;
+    for (const auto& r : results) ++records_below[r.parent_id];
+    for (const auto& r : results) {
+        const std::uint32_t expected = r.is_dir() ? records_below[r.dir_id] : 0;
+        EXPECT_EQ(r.children, expected) << r.path;
+    }
 }
 
 class WalkerShapes : public ::testing::TestWithParam<std::tuple<std::string, int>> {};

@@ -335,8 +335,9 @@ core::Status ScanWriter::load_old_dirs() {
     old_dirs_.clear();
     const PrefixRange range = subtree_range(root_);
     Statement dirs;
-    if (auto s = db_.prepare("SELECT prefix, id, digest FROM dirs WHERE prefix >= ? AND"
-                             " prefix < ? AND digest IS NOT NULL",
+    if (auto s = db_.prepare("SELECT prefix, id, digest, parent, depth, size, blocks, files,"
+                             " dirs FROM dirs WHERE prefix >= ? AND prefix < ? AND"
+                             " digest IS NOT NULL",
                              &dirs);
         !s) {
         return s;
@@ -346,7 +347,10 @@ core::Status ScanWriter::load_old_dirs() {
         if (auto s = dirs.step(&row); !s) return s;
         if (!row) break;
         old_dirs_.emplace(std::string(dirs.column_bytes(0)),
-                          OldDir{dirs.column_int64(1), dirs.column_int64(2)});
+                          OldDir{dirs.column_int64(1), dirs.column_int64(2), dirs.column_int64(3),
+                                 dirs.column_int64(4),
+                                 Totals{dirs.column_int64(5), dirs.column_int64(6),
+                                        dirs.column_int64(7), dirs.column_int64(8)}});
     }
     return {};
 }
@@ -419,6 +423,7 @@ core::Status ScanWriter::accept(core::WalkResult& r) {
         if (incremental()) {
             OpenDir& d = open_dirs_[own_id];
             d.expected = r.children;
+            d.rows.reserve(r.children);  // one allocation instead of log2(children)
             d.changed = d.changed || r.error != 0;  // a partial listing is never "unchanged"
             d.prefix = prefix;
         }
@@ -744,7 +749,8 @@ core::Status ScanWriter::swap_in() {
             ("INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
              " WHERE prefix >= ?1 AND prefix < ?2"
              " AND id NOT IN (SELECT old FROM temp.pending_reuse)"),  // one element
-            "DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2",
+            ("DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2"
+             " AND id NOT IN (SELECT old FROM temp.pending_reuse)"),  // kept, updated below
             "DELETE FROM entries WHERE dir = 0 AND name >= ?1 AND name < ?2",
             "DELETE FROM entries WHERE dir = ?4 AND name = ?5",
             "DELETE FROM errors WHERE scan_id != ?6 AND (path = ?3 OR (path >= ?1 AND path < ?2))",
@@ -780,8 +786,9 @@ core::Status ScanWriter::swap_in() {
             !s) {
             return s;
         }
-        if (auto s = db_.prepare("INSERT INTO dirs(id, parent, scan_id, depth, prefix, size,"
-                                 " blocks, files, dirs, digest) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        if (auto s = db_.prepare("INSERT OR REPLACE INTO dirs(id, parent, scan_id, depth,"
+                                 " prefix, size, blocks, files, dirs, digest)"
+                                 " VALUES (?,?,?,?,?,?,?,?,?,?)",
                                  &insert);
             !s) {
             return s;
@@ -793,6 +800,15 @@ core::Status ScanWriter::swap_in() {
             const auto walk_id = static_cast<std::uint64_t>(id - base_ + 1);
             const Totals t = totals_.total(walk_id);
             const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
+            if (walk_id != 1 && pending.column_int64(1) != id) {
+                // A reused directory whose row would not change is left alone: a rescan of
+                // an unchanged tree rewrites no dirs rows but the root's (its scan_id moves).
+                const auto old = old_dirs_.find(std::string(pending.column_bytes(4)));
+                if (old != old_dirs_.end() && old->second.parent == pending.column_int64(2) &&
+                    old->second.depth == pending.column_int64(3) && old->second.totals == t) {
+                    continue;
+                }
+            }
             insert.bind_int64(1, pending.column_int64(1))
                 .bind_int64(2, pending.column_int64(2))
                 .bind_int64(3, scan_id_)

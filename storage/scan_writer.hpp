@@ -174,6 +174,9 @@ private:
     struct OldDir {
         std::int64_t id;
         std::int64_t digest;
+        std::int64_t parent;
+        std::int64_t depth;
+        Totals totals;
     };
     std::unordered_map<std::string, OldDir> old_dirs_;  // by prefix: the range's indexed dirs
     struct OpenDir {  // a directory whose records are still arriving (incremental only)

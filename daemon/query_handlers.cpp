@@ -11,6 +11,7 @@
 #include "ipc/bytes_codec.hpp"
 #include "storage/path_range.hpp"
 #include "storage/queries.hpp"
+#include "storage/regex_guard.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -27,7 +28,9 @@ std::string without_trailing_slash(std::string path) {
 }
 
 // A bad regex is the caller's mistake: say so before SQLite reports it as a query failure.
+// Patterns that would make regcomp or regexec run away are refused before regcomp sees them.
 std::optional<ipc::Error> check_regex(const std::string& pattern, bool icase) {
+    if (auto why = storage::regex_refusal(pattern)) return ipc::invalid_parameter("pattern", *why);
     regex_t re;
     const int rc = ::regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
     if (rc == 0) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "storage/regex_guard.hpp"
 #include "storage/sqlite_error.hpp"
 
 namespace wsindex::storage {
@@ -33,6 +34,13 @@ void regexp_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     if (compiled == nullptr) {
         const bool icase = sqlite3_user_data(ctx) != nullptr;
         const auto* pattern = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+        // Callers check first (the daemon answers InvalidParameter); this keeps every other
+        // caller of REGEXP from handing regcomp a pattern that eats the machine.
+        if (auto why = regex_refusal(pattern ? pattern : "")) {
+            const std::string text = "regular expression refused: it " + *why;
+            sqlite3_result_error(ctx, text.c_str(), -1);
+            return;
+        }
         auto fresh = std::make_unique<Compiled>();
         const int rc = regcomp(&fresh->re, pattern ? pattern : "",
                                REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));

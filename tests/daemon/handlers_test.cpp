@@ -195,6 +195,12 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
     EXPECT_FALSE(exact.value().truncated);
     EXPECT_EQ(call_error(ipc::method::kFind, {{"pattern", "(unclosed"}, {"match", "regex"}}).kind,
               ipc::ErrorKind::InvalidParameter);
+    // Patterns that make regcomp or regexec run away are refused before they reach either.
+    for (const char* runaway : {"(a{32767}){32767}", "(a|aa)*\\1"}) {
+        const ipc::Error refused = call_error(ipc::method::kFind, {{"pattern", runaway}, {"match", "regex"}});
+        EXPECT_EQ(refused.kind, ipc::ErrorKind::InvalidParameter) << runaway;
+        EXPECT_NE(refused.message.find("'pattern'"), std::string::npos) << refused.message;
+    }
     EXPECT_EQ(call_error(ipc::method::kFind, {{"under", dir / "elsewhere"}}).kind,
               ipc::ErrorKind::NotIndexed);
 

@@ -129,6 +129,11 @@ TEST_F(QueriesTest, GlobAndRegex) {
     auto s = q.find(bad, &rows);
     EXPECT_FALSE(s);
     EXPECT_NE(s.message().find("regular expression"), std::string::npos) << s.to_string();
+    // A pattern regcomp would expand to a billion states fails at once instead of eating memory.
+    bad.pattern = "(a{32767}){32767}";
+    s = q.find(bad, &rows);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.message().find("refused"), std::string::npos) << s.to_string();
 }
 
 TEST_F(QueriesTest, MetadataFilters) {

@@ -8,12 +8,16 @@
 // same frame is also decoded as a reply and as every reply type (what wsctl does with a
 // daemon's answer). Oracles, beyond the sanitizers: the decoder agrees with a naive NUL split;
 // every error encodes to a frame that decodes back to the same kind; every accepted request
-// re-encodes (to_json, dump_json) and decodes again to the same JSON (bytes survive losslessly).
+// re-encodes (to_json, dump_json) and decodes again to the same JSON (bytes survive losslessly);
+// a find's regex that storage/regex_guard lets through compiles within the fuzzer's limits.
 #include "ipc/base64.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "ipc/frame_decoder.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/protocol.hpp"
+#include "storage/regex_guard.hpp"
+
+#include <regex.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -62,6 +67,16 @@ void round_trip(const T& value) {
     check(to_json(again.value()) == encoded, "from_json(to_json(x)) == x");
 }
 
+// The daemon's own check of a find's regex (daemon/query_handlers.cpp): what the guard lets
+// through is compiled, under the fuzzer's malloc limit and timeout.
+void check_pattern(const FindParams& p) {
+    if (p.match != MatchMode::Regex || !p.pattern) return;
+    if (wsindex::storage::regex_refusal(*p.pattern)) return;
+    regex_t re;
+    const int flags = REG_EXTENDED | REG_NOSUB | (p.case_insensitive ? REG_ICASE : 0);
+    if (::regcomp(&re, p.pattern->c_str(), flags) == 0) ::regfree(&re);
+}
+
 template <class T>
 void decode_params(const json& parameters) {
     auto params = from_json<T>(parameters);
@@ -71,6 +86,7 @@ void decode_params(const json& parameters) {
         return;
     }
     round_trip(params.value());
+    if constexpr (std::is_same_v<T, FindParams>) check_pattern(params.value());
 }
 
 // Server side: what Session::dispatch_next and the typed handlers do with one frame.

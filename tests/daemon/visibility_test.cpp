@@ -435,7 +435,9 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
         ASSERT_EQ(::mkdir(p.c_str(), 0700), 0) << p;
         ASSERT_EQ(::chown(p.c_str(), 0, s.gid), 0);
         ASSERT_EQ(::chmod(p.c_str(), s.mode), 0);
-        if (!s.acl.empty()) ASSERT_TRUE(setfacl(s.acl, p)) << p;
+        if (!s.acl.empty()) {
+            ASSERT_TRUE(setfacl(s.acl, p)) << p;
+        }
         dirs.push_back(p.string());
     }
     for (const auto& id : who) {

@@ -44,6 +44,13 @@ int run_du(const Context& ctx, const DuOptions& options) {
                        ctx.stdout_tty ? printable(entry.path) : entry.path});
     }
     write_out(ctx, table.render());
+    for (const auto& entry : du->entries) {
+        if (entry.partial) {
+            note(ctx, "some directories below are not readable by you: totals count only what "
+                      "you may see");
+            break;
+        }
+    }
     return finish(ctx, 0);
 }
 

@@ -23,7 +23,7 @@ if(WSINDEX_DPKG_SHLIBDEPS)
     set(CPACK_DEBIAN_PACKAGE_DEPENDS "systemd | systemd-standalone-sysusers | adduser")
 else()
     set(CPACK_DEBIAN_PACKAGE_DEPENDS
-        "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0 (>= 3.35), libsystemd0, libspdlog1.10, libfmt9, systemd | systemd-standalone-sysusers | adduser")
+        "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0 (>= 3.35), libsystemd0, libacl1, libspdlog1.10, libfmt9, systemd | systemd-standalone-sysusers | adduser")
 endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
 # postinst/prerm/postrm, and /etc/wsindexd.conf as a conffile (kept across upgrades; dpkg asks
@@ -34,5 +34,9 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/packaging/debian/postrm
     ${PROJECT_SOURCE_DIR}/packaging/debian/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+
+# cpack (and make install) would first build every target, tests included; the package needs
+# only wsindexd, wsctl and the man pages, which scripts/package builds itself.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 include(CPack)

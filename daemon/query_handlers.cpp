@@ -8,6 +8,7 @@
 
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
+#include "daemon/visible_du.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "storage/path_range.hpp"
 #include "storage/queries.hpp"
@@ -142,7 +143,8 @@ ipc::DuEntry du_entry(const storage::DirTotalsRow& row, std::uint32_t base_depth
 
 void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         const ipc::DuParams& p, ipc::Responder r) {
-    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    const PathFilter& visible = view.can_see;
     std::vector<std::string> paths;
     if (p.path) {
         std::string path = without_trailing_slash(*p.path);
@@ -183,6 +185,20 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
                                    "not an indexed directory: " + ipc::display_bytes(path),
                                    nlohmann::json{{"path", ipc::encode_bytes(path)}}));
             return;
+        }
+        // The precomputed totals count everything below: only for callers who may list all
+        // of it; anyone else gets totals over what they may see (docs/security.md).
+        bool whole = false;
+        if (auto st2 = sees_whole_subtree(q.db, path, view, &whole); !st2) {
+            r.fail(storage_failure("du", st2));
+            return;
+        }
+        if (!whole) {
+            if (auto st2 = visible_du_rows(q.db, path, view, p.depth, p.top, &reply.entries); !st2) {
+                r.fail(storage_failure("du", st2));
+                return;
+            }
+            continue;
         }
         const std::uint32_t base = storage::path_depth(path);
         for (const storage::DirTotalsRow& row : rows) {

@@ -18,8 +18,16 @@ namespace wsindex::daemon {
 // may cache per-directory decisions without locks.
 using PathFilter = std::function<bool(std::string_view path)>;
 
-// Makes the PathFilter of one caller. Any thread.
-using VisibilityPolicy = std::function<PathFilter(const ipc::PeerCredentials& peer)>;
+// What one caller may see, for one call (same thread rules as PathFilter).
+struct CallerView {
+    PathFilter can_see;   // the entry's name and metadata
+    PathFilter can_list;  // a directory's entries (governs its totals: docs/security.md)
+    // True for root: every answer may use the precomputed totals without any lookup.
+    bool sees_everything = false;
+};
+
+// Makes the CallerView of one caller. Any thread.
+using VisibilityPolicy = std::function<CallerView(const ipc::PeerCredentials& peer)>;
 
 // May this caller start or cancel scans? Any thread; must not block.
 using ControlPolicy = std::function<bool(const ipc::PeerCredentials& peer)>;
@@ -43,9 +51,13 @@ struct Seams {
 };
 
 // The defaults until the visibility module lands.
-inline PathFilter make_path_filter(const Seams& seams, const ipc::PeerCredentials& peer) {
+inline CallerView make_caller_view(const Seams& seams, const ipc::PeerCredentials& peer) {
     if (seams.visibility) return seams.visibility(peer);
-    return [](std::string_view) { return true; };
+    const PathFilter all = [](std::string_view) { return true; };
+    return CallerView{all, all, true};
+}
+inline PathFilter make_path_filter(const Seams& seams, const ipc::PeerCredentials& peer) {
+    return make_caller_view(seams, peer).can_see;
 }
 inline bool may_control(const Seams& seams, const ipc::PeerCredentials& peer) {
     return !seams.may_control || seams.may_control(peer);

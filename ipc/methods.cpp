@@ -150,6 +150,7 @@ void read(FieldReader& r, DuEntry& out) {
     out.disk = r.uint64("disk", 0);
     out.files = r.uint64("files", 0);
     out.dirs = r.uint64("dirs", 0);
+    out.partial = r.boolean("partial", false);
 }
 
 void read(FieldReader& r, ErrorEntry& out) {
@@ -280,7 +281,7 @@ json to_json(const DuParams& v) {
 
 json to_json(const DuEntry& v) {
     return json{{"path", encode_bytes(v.path)}, {"depth", v.depth}, {"size", v.size},
-                {"disk", v.disk}, {"files", v.files}, {"dirs", v.dirs}};
+                {"disk", v.disk}, {"files", v.files}, {"dirs", v.dirs}, {"partial", v.partial}};
 }
 
 json to_json(const DuReply& v) { return json{{"entries", list_to_json(v.entries)}}; }

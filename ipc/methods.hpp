@@ -153,6 +153,9 @@ struct DuEntry {
     std::uint64_t disk = 0;     // allocated bytes (st_blocks * 512), hard links once
     std::uint64_t files = 0;    // non-directory entries below
     std::uint64_t dirs = 0;     // directories below, itself excluded
+    // The caller may not list this directory or one below it: the totals count only what the
+    // caller may see (docs/security.md).
+    bool partial = false;
 };
 struct DuReply {
     std::vector<DuEntry> entries;

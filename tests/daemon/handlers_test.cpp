@@ -298,9 +298,12 @@ TEST_F(DaemonFixture, AWaitedScanThatIsCancelledEndsWithCancelled) {
 
 TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     DaemonOptions o = options();
-    o.seams.visibility = [](const ipc::PeerCredentials& peer) -> PathFilter {
+    o.seams.visibility = [](const ipc::PeerCredentials& peer) -> CallerView {
         EXPECT_TRUE(peer.valid);
-        return [](std::string_view path) { return path.find("/dir1") == std::string_view::npos; };
+        const PathFilter outside_dir1 = [](std::string_view path) {
+            return path.find("/dir1") == std::string_view::npos;
+        };
+        return CallerView{outside_dir1, outside_dir1, false};
     };
     bool allow_control = true;  // read on the io thread only after the first scan finished
     o.seams.may_control = [&](const ipc::PeerCredentials&) { return allow_control; };

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <grp.h>
 #include <stdlib.h>
@@ -229,18 +231,18 @@ TEST(Visibility, SeamAdaptors) {
     // The caller is this process, so /proc/self agrees with the credentials.
     ipc::PeerCredentials me{::getpid(), ::geteuid(), ::getegid(), true};
     const VisibilityPolicy policy = make_visibility_policy(t.source());
-    const PathFilter filter = policy(me);
+    const PathFilter filter = policy(me).can_see;
     EXPECT_TRUE(filter("/home/bob/x"));
     if (::geteuid() != 0) {
         EXPECT_FALSE(filter("/home/alice/x"));
     }
 
     ipc::PeerCredentials bob{::getpid(), kBob, kBobGroup, true};  // pid mismatch: primary only
-    EXPECT_FALSE(policy(bob)("/home/alice/x"));
-    EXPECT_TRUE(policy(bob)("/home/bob/x"));
-    EXPECT_FALSE(policy(bob)("/srv/staff/x"));
+    EXPECT_FALSE(policy(bob).can_see("/home/alice/x"));
+    EXPECT_TRUE(policy(bob).can_see("/home/bob/x"));
+    EXPECT_FALSE(policy(bob).can_see("/srv/staff/x"));
     ipc::PeerCredentials invalid{};
-    EXPECT_FALSE(policy(invalid)("/home/bob/x"));
+    EXPECT_FALSE(policy(invalid).can_see("/home/bob/x"));
 
     const ControlPolicy control = make_control_policy(kStaff);
     EXPECT_FALSE(control(bob));
@@ -374,6 +376,117 @@ TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
     EXPECT_FALSE(nobody.can_see((root / "read_only/f").string()));
 
     fs::remove_all(root);
+}
+
+// setfacl ARGS... on `path`; false if setfacl is missing or the file system refuses ACLs.
+bool setfacl(const std::vector<std::string>& args, const fs::path& path) {
+    std::string cmd = "setfacl";
+    for (const auto& a : args) cmd += " '" + a + "'";
+    cmd += " '" + path.string() + "' 2>/dev/null";
+    return std::system(cmd.c_str()) == 0;
+}
+
+TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners and drop privileges";
+    if (std::system("command -v setfacl >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs setfacl";
+    constexpr uid_t kUser = 61011;
+    constexpr gid_t kUserGroup = 61011, kSupp = 61012, kOtherGroup = 61013;
+    const std::vector<Identity> who = {
+        {65534, 65534, {65534}},
+        {kUser, kUserGroup, {kUserGroup, kSupp}},
+        {kUser + 1, kOtherGroup, {kOtherGroup}},
+    };
+    const fs::path root = make_temp_dir("wsvis-acl");
+    ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
+    if (!setfacl({"-m", "u:" + std::to_string(kUser) + ":rx"}, root) ||
+        !setfacl({"-b"}, root)) {
+        fs::remove_all(root);
+        GTEST_SKIP() << "no POSIX ACLs on " << root;
+    }
+    struct Spec {
+        const char* rel;
+        mode_t mode;
+        gid_t gid;
+        std::vector<std::string> acl;  // setfacl arguments
+    };
+    const std::string user = std::to_string(kUser);
+    const std::vector<Spec> specs = {
+        // A named user entry opens a 0700 directory to that user only.
+        {"named_user", 0700, 0, {"-m", "u:" + user + ":rx"}},
+        {"named_user/inner", 0755, 0, {}},
+        // The owning group entry narrower than the mask: the group bits of the mode show the
+        // mask (r-x), the ACL denies the owning group. Mode bits alone would wrongly allow it.
+        {"narrow_group", 0750, kUserGroup, {"-m", "g::---,g:" + std::to_string(kOtherGroup) + ":rx"}},
+        // The mask limits a named user to search only.
+        {"masked_user", 0700, 0, {"-m", "u:" + user + ":rwx,m::x"}},
+        {"masked_user/open", 0755, 0, {}},
+        // A named supplementary group.
+        {"named_group", 0700, 0, {"-m", "g:" + std::to_string(kSupp) + ":rx"}},
+        // A named user entry denies what the other class would grant.
+        {"user_denied", 0755, 0, {"-m", "u:65534:---"}},
+        // One matching group that does not grant, one that does: allowed.
+        {"two_groups", 0750, kUserGroup, {"-m", "g::---,g:" + std::to_string(kSupp) + ":rx"}},
+        // Only a default ACL: the access check is the mode's.
+        {"default_only", 0750, 0, {"-d", "-m", "u:" + user + ":rwx"}},
+    };
+    std::vector<std::string> dirs = {root.string()};
+    for (const auto& s : specs) {
+        const fs::path p = root / s.rel;
+        ASSERT_EQ(::mkdir(p.c_str(), 0700), 0) << p;
+        ASSERT_EQ(::chown(p.c_str(), 0, s.gid), 0);
+        ASSERT_EQ(::chmod(p.c_str(), s.mode), 0);
+        if (!s.acl.empty()) {
+            ASSERT_TRUE(setfacl(s.acl, p)) << p;
+        }
+        dirs.push_back(p.string());
+    }
+    for (const auto& id : who) {
+        const std::vector<bool> truth = kernel_can_list(id, dirs);
+        ASSERT_EQ(truth.size(), dirs.size());
+        VisibilityFilter filter(make_caller(id.uid, id.gid, id.groups), live_dir_perm);
+        for (std::size_t i = 0; i < dirs.size(); ++i) {
+            EXPECT_EQ(filter.can_list(dirs[i]), truth[i]) << "uid " << id.uid << " listing " << dirs[i];
+            EXPECT_EQ(filter.can_see(dirs[i] + "/f"), truth[i]) << "uid " << id.uid << " in " << dirs[i];
+        }
+    }
+    // The cases the table is about.
+    VisibilityFilter u(make_caller(kUser, kUserGroup, {kUserGroup, kSupp}), live_dir_perm);
+    VisibilityFilter other(make_caller(kUser + 1, kOtherGroup, {kOtherGroup}), live_dir_perm);
+    VisibilityFilter nobody(make_caller(65534, 65534, {65534}), live_dir_perm);
+    EXPECT_TRUE(u.can_see((root / "named_user/inner/f").string()));
+    EXPECT_FALSE(other.can_see((root / "named_user/f").string()));
+    EXPECT_FALSE(u.can_see((root / "narrow_group/f").string()));
+    EXPECT_TRUE(other.can_see((root / "narrow_group/f").string()));
+    EXPECT_FALSE(u.can_list((root / "masked_user").string()));
+    EXPECT_TRUE(u.can_see((root / "masked_user/open/f").string()));
+    EXPECT_TRUE(u.can_see((root / "named_group/f").string()));
+    EXPECT_FALSE(nobody.can_see((root / "user_denied/f").string()));
+    EXPECT_TRUE(other.can_see((root / "user_denied/f").string()));
+    EXPECT_TRUE(u.can_see((root / "two_groups/f").string()));
+    EXPECT_FALSE(u.can_see((root / "default_only/f").string()));
+    // And the ACL is what live_dir_perm hands over.
+    const auto perm = live_dir_perm((root / "narrow_group").string());
+    ASSERT_TRUE(perm.has_value());
+    EXPECT_FALSE(perm->acl.empty());
+    EXPECT_TRUE(live_dir_perm((root / "named_user/inner").string())->acl.empty());
+    fs::remove_all(root);
+}
+
+TEST(Visibility, AclAlgorithmOnTables) {
+    using T = AclEntry::Tag;
+    // user::rwx user:7:rwx group::r-x group:9:--- mask::r-x other::---, owner 1, group 5.
+    DirPerm p{040700, 1, 5, {{T::user_obj, 0, 7}, {T::user, 7, 7}, {T::group_obj, 0, 5},
+                             {T::group, 9, 0}, {T::mask, 0, 5}, {T::other, 0, 0}}};
+    EXPECT_TRUE(permits(make_caller(1, 100, {}), p, kRead | kWrite | kSearch));  // owner, no mask
+    EXPECT_TRUE(permits(make_caller(7, 100, {}), p, kRead | kSearch));
+    EXPECT_FALSE(permits(make_caller(7, 100, {}), p, kWrite));  // masked
+    EXPECT_TRUE(permits(make_caller(8, 5, {}), p, kRead | kSearch));  // owning group
+    EXPECT_FALSE(permits(make_caller(8, 9, {}), p, kSearch));  // named group grants nothing
+    EXPECT_TRUE(permits(make_caller(8, 9, {5}), p, kSearch));  // ... but the owning group does
+    EXPECT_FALSE(permits(make_caller(8, 100, {}), p, kSearch));  // other
+    EXPECT_TRUE(permits(make_caller(0, 0, {}), p, kRead | kSearch));  // root
+    // A named user entry is not a fallback to the groups: user 7 in group 5 is still masked.
+    EXPECT_FALSE(permits(make_caller(7, 5, {}), p, kWrite));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #!/bin/sh
 # package_test.sh: builds the .deb, checks its contents and metadata, installs, runs, removes it.
 # Usage: package_test.sh SOURCE_DIR BUILD_DIR
+# With REUSE_BUILD=1 in the environment, BUILD_DIR is an existing Release tree that is packaged
+# as it is (scripts/package's REUSE_BUILD; CI's release build); otherwise scripts/package
+# configures and builds BUILD_DIR from scratch.
 #
 # Needs root (dpkg -i) and a system without a wsindexd package of its own; otherwise it exits
 # 77, which CTest reports as skipped. Everything it adds is taken away again: the package is
@@ -73,7 +76,7 @@ field() { dpkg-deb -f "$deb" "$1"; }
 check "Package: wsindexd" test "$(field Package)" = wsindexd
 version=$(sed -n 's/^project(wsindexd VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 check "Version: $version-1" test "$(field Version)" = "$version-1"
-for dep in libc6 libstdc++6 libsqlite3-0 libsystemd0; do
+for dep in libc6 libstdc++6 libsqlite3-0 libsystemd0 libacl1; do
     check "Depends on $dep" sh -c "dpkg-deb -f '$deb' Depends | grep -q '$dep'"
 done
 check "Depends names a sysusers provider" sh -c "dpkg-deb -f '$deb' Depends | grep -q 'systemd | systemd-standalone-sysusers | adduser'"

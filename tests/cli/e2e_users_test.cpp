@@ -1,0 +1,340 @@
+// End to end with real users: the real wsindexd runs as root on a temporary socket and database,
+// the real wsctl runs as two users created for the test (useradd, removed afterwards), and the
+// answers must show each user what they could see themselves and nothing else
+// (docs/security.md): no names or sizes inside the other user's 0700 home in find, du or
+// errors; their own and world-readable files; scan and cancel only for the control group.
+#include "tests/cli/support/fixture.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+namespace wsindex::cli::test {
+namespace {
+
+// One account made with useradd (its own group too), deleted with userdel in the destructor.
+class TestUser {
+public:
+    TestUser(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
+        const Exit r = run({"/usr/sbin/useradd", "--no-create-home", "--user-group", "--shell",
+                            "/usr/sbin/nologin", name_},
+                           scratch_);
+        if (r.code != 0) {
+            error_ = "useradd " + name_ + ": " + r.err;
+            return;
+        }
+        created_ = true;
+        const passwd* pw = ::getpwnam(name_.c_str());
+        if (pw == nullptr) {
+            error_ = "getpwnam " + name_ + " after useradd";
+            return;
+        }
+        uid_ = pw->pw_uid;
+        gid_ = pw->pw_gid;
+    }
+    TestUser(const TestUser&) = delete;
+    TestUser& operator=(const TestUser&) = delete;
+    ~TestUser() {
+        if (created_) run({"/usr/sbin/userdel", name_}, scratch_);  // also its user group
+    }
+
+    [[nodiscard]] const std::string& error() const { return error_; }
+    [[nodiscard]] const std::string& name() const { return name_; }
+    [[nodiscard]] uid_t uid() const { return uid_; }
+    [[nodiscard]] gid_t gid() const { return gid_; }
+
+private:
+    std::string name_;
+    std::string scratch_;
+    std::string error_;
+    bool created_ = false;
+    uid_t uid_ = 0;
+    gid_t gid_ = 0;
+};
+
+class TestGroup {
+public:
+    TestGroup(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
+        const Exit r = run({"/usr/sbin/groupadd", name_}, scratch_);
+        created_ = r.code == 0;
+        if (!created_) error_ = "groupadd " + name_ + ": " + r.err;
+    }
+    TestGroup(const TestGroup&) = delete;
+    TestGroup& operator=(const TestGroup&) = delete;
+    ~TestGroup() {
+        if (created_) run({"/usr/sbin/groupdel", name_}, scratch_);
+    }
+    [[nodiscard]] const std::string& error() const { return error_; }
+    [[nodiscard]] const std::string& name() const { return name_; }
+
+private:
+    std::string name_;
+    std::string scratch_;
+    std::string error_;
+    bool created_ = false;
+};
+
+void write_sized(const std::string& path, off_t size, mode_t mode) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    ASSERT_GE(fd, 0) << path;
+    ASSERT_EQ(::ftruncate(fd, size), 0) << path;  // sparse: the apparent size is what counts
+    ::close(fd);
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
+}
+
+void make_dir(const std::string& path, mode_t mode, uid_t uid, gid_t gid) {
+    ASSERT_EQ(::mkdir(path.c_str(), mode), 0) << path;
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;  // no umask
+    ASSERT_EQ(::chown(path.c_str(), uid, gid), 0) << path;
+}
+
+std::uint64_t apparent_size(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+class RealUsers : public EndToEnd {
+protected:
+    void SetUp() override {
+        if (::geteuid() != 0) GTEST_SKIP() << "needs root (useradd, a root daemon)";
+        if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
+            GTEST_SKIP() << "needs useradd and setpriv";
+        }
+        // Unique names (pid), short enough for useradd's 32-character limit.
+        const std::string tag = std::to_string(::getpid());
+        group_.emplace("wsitg" + tag, scratch_.path());
+        ASSERT_TRUE(group_->error().empty()) << group_->error();
+        alice_.emplace("wsita" + tag, scratch_.path());
+        ASSERT_TRUE(alice_->error().empty()) << alice_->error();
+        bob_.emplace("wsitb" + tag, scratch_.path());
+        ASSERT_TRUE(bob_->error().empty()) << bob_->error();
+
+        // Anyone may connect; the test group controls scans (the daemon's control group is its
+        // socket group when one is configured).
+        const std::string config = scratch_ / "wsindexd.conf";
+        FILE* f = std::fopen(config.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fprintf(f, "socket_mode = 0666\nsocket_group = \"%s\"\n", group_->name().c_str());
+        std::fclose(f);
+        extra_args_ = {"--config", config};
+        start_daemon();
+        make_tree();
+        scan(tree_);
+    }
+
+    // tree/                      0755 root
+    //   home/                    0755 root
+    //     alice/                 0700 alice   secret.bin (1 MiB), deep/inner.bin (2 MiB)
+    //     bob/                   0700 bob     bob.txt (3000)
+    //   pub/                     0755 root    world.txt (300, 0644)
+    void make_tree() {
+        tree_ = scratch_ / "tree";
+        make_dir(tree_, 0755, 0, 0);
+        make_dir(tree_ + "/home", 0755, 0, 0);
+        alice_home_ = tree_ + "/home/alice";
+        bob_home_ = tree_ + "/home/bob";
+        make_dir(alice_home_, 0700, alice_->uid(), alice_->gid());
+        write_sized(alice_home_ + "/secret.bin", 1 << 20, 0600);
+        make_dir(alice_home_ + "/deep", 0755, alice_->uid(), alice_->gid());
+        write_sized(alice_home_ + "/deep/inner.bin", 2 << 20, 0644);
+        make_dir(bob_home_, 0700, bob_->uid(), bob_->gid());
+        write_sized(bob_home_ + "/bob.txt", 3000, 0644);
+        make_dir(tree_ + "/pub", 0755, 0, 0);
+        write_sized(tree_ + "/pub/world.txt", 300, 0644);
+        for (const std::string& p : {alice_home_ + "/secret.bin", alice_home_ + "/deep/inner.bin"}) {
+            ASSERT_EQ(::chown(p.c_str(), alice_->uid(), alice_->gid()), 0);
+        }
+        ASSERT_EQ(::chown((bob_home_ + "/bob.txt").c_str(), bob_->uid(), bob_->gid()), 0);
+    }
+
+    // wsctl as `user`, with the groups /etc/group gives them now (setpriv --init-groups).
+    Exit ctl_as(const TestUser& user, std::vector<std::string> args) {
+        std::vector<std::string> argv{"/usr/bin/setpriv",
+                                      "--reuid=" + std::to_string(user.uid()),
+                                      "--regid=" + std::to_string(user.gid()),
+                                      "--init-groups",
+                                      "--",
+                                      WSINDEX_WSCTL};
+        argv.insert(argv.end(), args.begin(), args.end());
+        argv.push_back("--socket");
+        argv.push_back(daemon_->socket());
+        return run(argv, scratch_.path(), std::chrono::minutes(2));
+    }
+
+    std::set<std::string> find_as(const TestUser& user) {
+        const Exit r = ctl_as(user, {"find", "--under", tree_, "-0"});
+        EXPECT_EQ(r.code, 0) << r.out << r.err;
+        return split_nul(r.out);
+    }
+
+    nlohmann::json json_as(const TestUser& user, std::vector<std::string> args) {
+        args.push_back("--json");
+        const Exit r = ctl_as(user, args);
+        EXPECT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << log();
+        return parse_json(r.out);
+    }
+
+    // The du row of `path` in a `du --json` reply, or a null json.
+    static nlohmann::json du_row(const nlohmann::json& reply, const std::string& path) {
+        for (const auto& e : reply.value("entries", nlohmann::json::array())) {
+            if (path_of(e.at("path")) == path) return e;
+        }
+        return {};
+    }
+
+    std::optional<TestGroup> group_;
+    std::optional<TestUser> alice_;
+    std::optional<TestUser> bob_;
+    std::string tree_, alice_home_, bob_home_;
+};
+
+TEST_F(RealUsers, FindShowsOwnAndWorldReadableButNothingInsideAnotherUsersHome) {
+    const std::set<std::string> all = find0_under(tree_);  // root sees everything
+    ASSERT_TRUE(all.count(alice_home_ + "/deep/inner.bin")) << describe_diff(all, {});
+    ASSERT_TRUE(all.count(bob_home_ + "/bob.txt"));
+
+    const std::set<std::string> alice = find_as(*alice_);
+    const std::set<std::string> bob = find_as(*bob_);
+    // Own files and world-readable ones.
+    for (const std::string& p : {alice_home_ + "/secret.bin", alice_home_ + "/deep",
+                                 alice_home_ + "/deep/inner.bin", tree_ + "/pub/world.txt"}) {
+        EXPECT_TRUE(alice.count(p)) << "alice misses " << p;
+    }
+    for (const std::string& p : {bob_home_ + "/bob.txt", tree_ + "/pub/world.txt"}) {
+        EXPECT_TRUE(bob.count(p)) << "bob misses " << p;
+    }
+    // The other's home is a visible name in a listable /home, but nothing inside it is.
+    EXPECT_TRUE(bob.count(alice_home_));
+    EXPECT_TRUE(alice.count(bob_home_));
+    for (const std::string& p : bob) {
+        EXPECT_NE(p.rfind(alice_home_ + "/", 0), 0U) << "bob sees " << p;
+    }
+    for (const std::string& p : alice) {
+        EXPECT_NE(p.rfind(bob_home_ + "/", 0), 0U) << "alice sees " << p;
+    }
+    // Exactly what root sees minus the other home's contents.
+    std::set<std::string> expected_bob;
+    for (const std::string& p : all) {
+        if (p.rfind(alice_home_ + "/", 0) != 0) expected_bob.insert(p);
+    }
+    EXPECT_EQ(bob, expected_bob) << describe_diff(bob, expected_bob);
+
+    // A name search does not find them either.
+    const Exit r = ctl_as(*bob_, {"find", "secret", "-0"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(split_nul(r.out).empty()) << r.out;
+}
+
+TEST_F(RealUsers, DuTotalsLeakNoSizesFromAnotherUsersHome) {
+    const nlohmann::json root_du = json_of({"du", tree_, "--depth", "2"});
+    const std::uint64_t private_bytes = (1 << 20) + (2 << 20) + apparent_size(alice_home_ + "/deep");
+    const std::uint64_t root_total = du_row(root_du, tree_).value("size", 0ULL);
+    ASSERT_GE(root_total, private_bytes) << root_du.dump();
+
+    // Bob's totals are the sizes of what he can see: the whole tree minus alice's contents
+    // (her home directory's own size is visible: its name is in a listable /home).
+    const nlohmann::json bob_du = json_as(*bob_, {"du", tree_, "--depth", "2"});
+    const nlohmann::json bob_tree = du_row(bob_du, tree_);
+    ASSERT_FALSE(bob_tree.is_null()) << bob_du.dump();
+    EXPECT_EQ(bob_tree.value("size", 0ULL), root_total - private_bytes) << bob_du.dump();
+    EXPECT_TRUE(bob_tree.value("partial", false)) << bob_du.dump();
+    const nlohmann::json bob_home = du_row(bob_du, tree_ + "/home");
+    EXPECT_EQ(bob_home.value("size", 0ULL),
+              du_row(root_du, tree_ + "/home").value("size", 0ULL) - private_bytes);
+    // Alice's home: listed by name, with nothing but its own size.
+    const nlohmann::json alice_row = du_row(bob_du, alice_home_);
+    ASSERT_FALSE(alice_row.is_null()) << bob_du.dump();
+    EXPECT_EQ(alice_row.value("size", 0ULL), apparent_size(alice_home_));
+    EXPECT_EQ(alice_row.value("files", 1ULL), 0U);
+    EXPECT_EQ(alice_row.value("dirs", 1ULL), 0U);
+    EXPECT_TRUE(alice_row.value("partial", false));
+    // Nothing below it, at any depth.
+    for (const auto& e : bob_du.at("entries")) {
+        EXPECT_NE(path_of(e.at("path")).rfind(alice_home_ + "/", 0), 0U) << e.dump();
+    }
+    // Asked directly: the same.
+    const nlohmann::json direct = json_as(*bob_, {"du", alice_home_, "--depth", "3"});
+    ASSERT_EQ(direct.at("entries").size(), 1U) << direct.dump();
+    EXPECT_EQ(direct.at("entries")[0].value("size", 0ULL), apparent_size(alice_home_));
+    // --top ranks by what bob may see: alice's 3 MiB directory is not the biggest for him.
+    const nlohmann::json top = json_as(*bob_, {"du", tree_, "--top", "10"});
+    for (const auto& e : top.at("entries")) {
+        const std::string p = path_of(e.at("path"));
+        EXPECT_NE(p.rfind(alice_home_ + "/", 0), 0U) << top.dump();
+        EXPECT_LT(e.value("size", 0ULL), std::uint64_t{1} << 20) << top.dump();
+    }
+
+    // Alice sees all of her own home: exact totals, nothing missing below it.
+    const nlohmann::json alice_du = json_as(*alice_, {"du", alice_home_, "--depth", "1"});
+    const nlohmann::json own = du_row(alice_du, alice_home_);
+    EXPECT_EQ(own.value("size", 0ULL), du_row(root_du, alice_home_).value("size", 0ULL));
+    EXPECT_FALSE(own.value("partial", true)) << alice_du.dump();
+    // Root: the precomputed totals, never partial.
+    EXPECT_FALSE(du_row(root_du, tree_).value("partial", false)) << root_du.dump();
+}
+
+TEST_F(RealUsers, ErrorsInsideAnotherUsersHomeAreHidden) {
+    // A root walker meets no permission errors, so the errors are recorded the way a scan
+    // records them: rows in the errors table of the latest complete scan.
+    const std::string sql =
+        "INSERT INTO errors(scan_id, path, errno, message) SELECT max(id), CAST('" + alice_home_ +
+        "/deep/vanished' AS BLOB), 2, '' FROM scans WHERE state = 'complete';"
+        "INSERT INTO errors(scan_id, path, errno, message) SELECT max(id), CAST('" + tree_ +
+        "/pub/vanished' AS BLOB), 2, '' FROM scans WHERE state = 'complete';";
+    const Exit s = run({"/usr/bin/sqlite3", daemon_->db(), sql}, scratch_.path());
+    ASSERT_EQ(s.code, 0) << s.err;
+
+    const auto paths = [&](const nlohmann::json& reply) {
+        std::set<std::string> out;
+        for (const auto& e : reply.value("errors", nlohmann::json::array())) {
+            out.insert(path_of(e.at("path")));
+        }
+        return out;
+    };
+    const std::set<std::string> root = paths(json_of({"errors"}));
+    EXPECT_TRUE(root.count(alice_home_ + "/deep/vanished"));
+    const std::set<std::string> bob = paths(json_as(*bob_, {"errors"}));
+    EXPECT_TRUE(bob.count(tree_ + "/pub/vanished")) << log();
+    EXPECT_FALSE(bob.count(alice_home_ + "/deep/vanished"));
+    const std::set<std::string> alice = paths(json_as(*alice_, {"errors"}));
+    EXPECT_TRUE(alice.count(alice_home_ + "/deep/vanished"));
+    EXPECT_TRUE(alice.count(tree_ + "/pub/vanished"));
+}
+
+TEST_F(RealUsers, ScanAndCancelOnlyForTheControlGroup) {
+    // Not a member: refused (exit 4, PermissionDenied), and nothing was queued.
+    Exit r = ctl_as(*alice_, {"scan", tree_ + "/pub", "--wait"});
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    EXPECT_NE(r.err.find("needs root or the"), std::string::npos) << r.err;
+    r = ctl_as(*alice_, {"cancel"});
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    const nlohmann::json scans_before = json_of({"scans"});
+
+    // Added to the group (a new login picks it up: setpriv --init-groups reads /etc/group).
+    const Exit add = run({"/usr/sbin/usermod", "-a", "-G", group_->name(), alice_->name()},
+                         scratch_.path());
+    ASSERT_EQ(add.code, 0) << add.err;
+    r = ctl_as(*alice_, {"scan", tree_ + "/pub", "--wait"});
+    EXPECT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << log();
+    r = ctl_as(*alice_, {"cancel"});
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_EQ(json_of({"scans"}).at("scans").size(), scans_before.at("scans").size() + 1);
+
+    // Bob is still not a member.
+    r = ctl_as(*bob_, {"scan", tree_ + "/pub"});
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    // A member cannot learn what exists inside a home they cannot search by scanning it.
+    r = ctl_as(*alice_, {"scan", bob_home_ + "/no-such-dir"});
+    EXPECT_EQ(r.code, 4) << r.out << r.err;
+    r = ctl_as(*alice_, {"scan", bob_home_});  // the name is visible; the scan is allowed
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace wsindex::cli::test

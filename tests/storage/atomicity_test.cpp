@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -126,6 +127,13 @@ TEST(Atomicity, ConcurrentReaderSeesOnlyOldOrNew) {
             }
         }
     });
+    // The reader's first look precedes the scan: a rescan that rewrites only b is over fast
+    // enough that the reader could otherwise first look after the swap (seen under load).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (old_seen.load(std::memory_order_relaxed) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+    }
     std::unique_ptr<BatchWriter> w;
     BatchWriterOptions options;
     options.threaded = true;  // the queue hand-off under a concurrent reader (TSan)

@@ -428,7 +428,7 @@ unsigned Walker::workers() const { return impl_->pool.size(); }
 
 std::vector<WorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
 
-std::size_t Walker::queued_batches() const { return impl_->pool.ready_batches(); }
+std::size_t Walker::ready_batches() const { return impl_->pool.ready_batches(); }
 
 WalkStats Walker::stats() const {
     WalkStats out;

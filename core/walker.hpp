@@ -123,7 +123,7 @@ public:
     // Any thread, also during run() (the daemon's live status): each worker's pool counters
     // (relaxed snapshots) and the result batches waiting for the consumer.
     [[nodiscard]] std::vector<WorkerStats> worker_stats() const;
-    [[nodiscard]] std::size_t queued_batches() const;
+    [[nodiscard]] std::size_t ready_batches() const;
 
 private:
     struct Impl;

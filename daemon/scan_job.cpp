@@ -83,7 +83,7 @@ ScanJob::PoolStats read_pool(const core::Walker& walker) {
         s.parked_ms = w.parked_ns / 1000000;
         out.workers.push_back(s);
     }
-    out.queue_depth = walker.queued_batches();
+    out.queue_depth = walker.ready_batches();
     return out;
 }
 

@@ -33,7 +33,9 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
     for (const auto& s : scans->scans) {
         table.add_row({std::to_string(s.scan_id), std::string(ipc::scan_state_name(s.state)),
                        format_time_ns(s.started_ns), format_duration_ms(s.elapsed_ms),
-                       format_count(s.entries), format_count(s.errors), format_bytes(s.bytes),
+                       format_count(s.entries), format_count(s.errors),
+                       // Known for running scans and the newest completed scan of each root.
+                       s.bytes ? format_bytes(*s.bytes) : std::string("-"),
                        printable(s.root)});
     }
     write_out(ctx, table.render());

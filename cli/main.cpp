@@ -38,7 +38,7 @@ using namespace wsindex::cli;
 
 constexpr const char* kFooter =
     "Socket: --socket, else $WSINDEX_SOCKET, else /run/wsindexd/wsindexd.sock for root and\n"
-    "$XDG_RUNTIME_DIR/wsindexd/wsindexd.sock for other users.\n"
+    "$XDG_RUNTIME_DIR/wsindexd/wsindexd.sock for other users (wsindexd's default too).\n"
     "Exit codes: 0 ok, 1 failure (scan failed or cancelled, daemon error), 2 usage,\n"
     "3 daemon not running, 4 refused (permission, busy), 5 not found (path, scan).\n"
     "Documentation: docs/wsctl.md";
@@ -101,12 +101,19 @@ int main(int argc, char** argv) {
     add_common(*cancel_cmd, common);
 
     FindOptions find;
-    auto* find_cmd = app.add_subcommand("find", "Entries whose name matches PATTERN");
+    auto* find_cmd = app.add_subcommand(
+        "find", "Entries whose name (--regex: path) matches PATTERN, from the index");
     find_cmd->add_option("pattern", find.pattern,
-                         "Substring of the name (default), or a glob/regex; omit for all entries")
+                         "Substring of the name (default), or a glob or regex (--glob, --regex); "
+                         "omit for all entries")
         ->type_name("PATTERN");
-    auto* glob = find_cmd->add_flag("--glob", find.glob, "PATTERN is a glob over the name (*, ?, [..])");
-    auto* regex = find_cmd->add_flag("--regex", find.regex, "PATTERN is a regular expression");
+    auto* glob = find_cmd->add_flag(
+        "--glob", find.glob,
+        "PATTERN is a glob (*, ?, [..]) over the name; over the whole path if it holds a '/'");
+    auto* regex = find_cmd->add_flag(
+        "--regex", find.regex,
+        "PATTERN is a POSIX extended regex over the whole path, unanchored (like locate): "
+        "'/[^/]*\\.log$' for a name");
     glob->excludes(regex);
     find_cmd->add_flag("-i,--ignore-case", find.ignore_case, "Match case-insensitively");
     find_cmd->add_option("-t,--type", find.types,
@@ -133,18 +140,21 @@ int main(int argc, char** argv) {
 
     DuOptions du;
     auto* du_cmd = app.add_subcommand("du", "Sizes from the index (apparent, on disk, counts)");
-    du_cmd->add_option("path", du.path, "A directory (default: every indexed root)")
+    du_cmd->add_option("path", du.path,
+                       "A directory, or a file for its own size (default: every indexed root)")
         ->type_name("PATH");
     du_cmd->add_option("--depth", du.depth, "Also list directories down to N levels below PATH")
         ->type_name("N")->check(kWholeNumber);
-    du_cmd->add_option("--top", du.top, "Only the N largest directories below PATH")
+    du_cmd->add_option("--top", du.top,
+                       "PATH, then only the N largest directories below it (within --depth)")
         ->type_name("N")->check(kWholeNumber);
     du_cmd->add_flag("-b,--bytes", du.bytes, "Exact byte counts instead of KiB/MiB/...");
     add_common(*du_cmd, common);
 
     ErrorsOptions errors;
     auto* errors_cmd = app.add_subcommand("errors", "Entries a scan could not read");
-    errors_cmd->add_option("--scan", errors.scan_id, "Scan id (default: the latest scan)")
+    errors_cmd->add_option("--scan", errors.scan_id,
+                           "Only this scan's errors (default: those of the current index)")
         ->type_name("ID")->check(kWholeNumber);
     errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")->type_name("N")->check(kWholeNumber);
     add_common(*errors_cmd, common);

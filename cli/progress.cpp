@@ -30,10 +30,11 @@ std::string progress_line(const ipc::ScanInfo& scan) {
 }
 
 std::string scan_summary(const ipc::ScanInfo& scan) {
+    const std::string size = scan.bytes ? format_bytes(*scan.bytes) : std::string("size unknown");
     std::string line = "scan " + std::to_string(scan.scan_id) + " " +
                        std::string(ipc::scan_state_name(scan.state)) + ": " + printable(scan.root) +
                        ": " + format_count(scan.entries) + " entries, " + format_count(scan.dirs) +
-                       " dirs, " + format_bytes(scan.bytes) + ", " + format_count(scan.errors) +
+                       " dirs, " + size + ", " + format_count(scan.errors) +
                        " errors in " + format_duration_ms(scan.elapsed_ms) + " (" +
                        rate(scan.entries_per_second) + " entries/s)";
     if (!scan.error.empty()) line += ": " + printable(scan.error);

@@ -3,15 +3,12 @@
 
 #include <string>
 
+#include "ipc/default_socket.hpp"
+
 namespace wsindex::cli {
 
-// The system daemon's socket (root's default).
-inline constexpr const char* kSystemSocket = "/run/wsindexd/wsindexd.sock";
-
-// The default socket for the calling user: kSystemSocket for root (euid 0), otherwise
-// $XDG_RUNTIME_DIR/wsindexd/wsindexd.sock, or /run/user/<uid>/wsindexd/wsindexd.sock when
-// XDG_RUNTIME_DIR is unset or empty (where systemd --user would put it).
-std::string default_socket_path();
+using ipc::default_socket_path;  // the rule wsindexd uses too (ipc/default_socket.hpp)
+using ipc::kSystemSocket;
 
 // `flag` if non-empty, else $WSINDEX_SOCKET if set and non-empty, else default_socket_path().
 std::string resolve_socket_path(const std::string& flag);

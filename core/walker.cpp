@@ -426,6 +426,10 @@ void Walker::cancel() {
 
 unsigned Walker::workers() const { return impl_->pool.size(); }
 
+std::vector<WorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
+
+std::size_t Walker::ready_batches() const { return impl_->pool.ready_batches(); }
+
 WalkStats Walker::stats() const {
     WalkStats out;
     for (const auto& s : impl_->scratch) {

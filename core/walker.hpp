@@ -43,6 +43,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "core/fs_ops.hpp"
 #include "core/prune.hpp"
@@ -50,6 +51,8 @@
 #include "core/walk_result.hpp"
 
 namespace wsindex::core {
+
+struct WorkerStats;  // core/worker_pool.hpp
 
 // A cancellation flag that can be shared with whoever may cancel (e.g. the daemon's IPC thread).
 class CancelToken {
@@ -117,6 +120,10 @@ public:
     [[nodiscard]] unsigned workers() const;
     // After run() returned.
     [[nodiscard]] WalkStats stats() const;
+    // Any thread, also during run() (the daemon's live status): each worker's pool counters
+    // (relaxed snapshots) and the result batches waiting for the consumer.
+    [[nodiscard]] std::vector<WorkerStats> worker_stats() const;
+    [[nodiscard]] std::size_t ready_batches() const;
 
 private:
     struct Impl;

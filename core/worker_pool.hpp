@@ -246,6 +246,12 @@ public:
         return out;
     }
 
+    // Any thread. Result batches handed off and not yet taken by the consumer.
+    [[nodiscard]] std::size_t ready_batches() {
+        std::lock_guard lock(hub_);
+        return ready_.size();
+    }
+
 private:
     // Owner-written counters: a plain load+store is enough (no other writer), readers see a
     // recent value. Avoids an atomic RMW per task.

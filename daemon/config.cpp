@@ -126,7 +126,7 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
     else if (k == "max_queued_scans") c.max_queued_scans = number_value(item, 1, 100000);
     else if (k == "query_threads") c.query_threads = static_cast<unsigned>(number_value(item, 1, 64));
     else if (k == "max_pending_queries") c.max_pending_queries = number_value(item, 1, 1000000);
-    else if (k == "max_find_results") c.max_find_results = number_value(item, 1, kMaxU);
+    else if (k == "max_find_results") c.max_find_results = number_value(item, 0, kMaxU);
     else if (k == "max_unstreamed_find_results") {
         c.max_unstreamed_find_results = number_value(item, 1, 100000);
     } else if (k == "progress_interval_ms") {
@@ -286,14 +286,6 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     constexpr std::uint64_t kMaxSeconds = 100ULL * 365 * 86400;
     if (n > kMaxSeconds / scale) return std::nullopt;
     return std::chrono::seconds(static_cast<std::int64_t>(n * scale));
-}
-
-std::string default_socket_path() {
-    if (::geteuid() == 0) return "/run/wsindexd/wsindexd.sock";
-    if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run != nullptr && run[0] == '/') {
-        return std::string(run) + "/wsindexd.sock";
-    }
-    return "/tmp/wsindexd-" + std::to_string(::geteuid()) + ".sock";
 }
 
 std::string default_db_path() {

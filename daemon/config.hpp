@@ -5,6 +5,8 @@
 // touches no file system: a fuzz target calls it directly.
 #pragma once
 
+#include "ipc/default_socket.hpp"
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -46,8 +48,9 @@ struct Config {
     unsigned query_threads = 2;
     // Query jobs waiting for a query thread; beyond it callers get Busy.
     std::size_t max_pending_queries = 256;
-    // Cap of a find's result, whatever limit the caller asks for (0 in the request means this).
-    std::size_t max_find_results = 100000;
+    // Cap of a find's result, whatever limit the caller asks for; 0: none. Streamed answers
+    // are read and sent a batch at a time, so the daemon's memory does not grow with them.
+    std::size_t max_find_results = 0;
     // Without streaming ("more") one reply must fit the 1 MiB message cap: ~100 B per entry.
     std::size_t max_unstreamed_find_results = 5000;
     // How often wsindex.Scan with wait sends a progress reply.
@@ -72,9 +75,10 @@ ConfigResult load_config_file(const std::string& path);
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 
 // Where the socket and the database live when neither the file nor a flag says:
-// root: /run/wsindexd/wsindexd.sock and /var/lib/wsindexd/index.db;
-// others: $XDG_RUNTIME_DIR/wsindexd.sock and $XDG_STATE_HOME (~/.local/state)/wsindexd/index.db.
-std::string default_socket_path();
+// the socket: ipc::default_socket_path() (one rule with wsctl);
+// the database: root: /var/lib/wsindexd/index.db; others: $XDG_STATE_HOME (~/.local/state)/
+// wsindexd/index.db.
+using ipc::default_socket_path;
 std::string default_db_path();
 
 // The interval in force for `root` under `config`.

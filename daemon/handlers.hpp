@@ -21,7 +21,7 @@
 namespace wsindex::daemon {
 
 struct HandlerLimits {
-    std::size_t max_find_results = 100000;
+    std::size_t max_find_results = 0;  // 0: no cap (streamed answers only)
     std::size_t max_unstreamed_find_results = 5000;
     std::size_t find_batch = 1000;  // entries per streamed reply (~100 KiB)
     std::uint64_t max_message_bytes = 0;

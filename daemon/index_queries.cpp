@@ -1,9 +1,8 @@
-// Index queries over scans, errors and the top-level dirs rows (docs/schema.md).
+// Index rows (storage::Queries) as protocol types.
 #include "daemon/index_queries.hpp"
 
+#include <algorithm>
 #include <string_view>
-
-#include "storage/statement.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -15,22 +14,18 @@ ipc::ScanState state_from_db(std::string_view s) {
     return ipc::ScanState::Failed;  // failed, interrupted
 }
 
-constexpr const char* kScanColumns =
-    "SELECT id, root, state, started_ns, coalesce(finished_ns, 0), entries, errors,"
-    " coalesce(error, '') FROM scans";
-
-ipc::ScanInfo read_scan(const storage::Statement& s) {
+ipc::ScanInfo to_info(storage::ScanRow row) {
     ipc::ScanInfo info;
-    info.scan_id = static_cast<std::uint64_t>(s.column_int64(0));
-    info.root = std::string(s.column_bytes(1));
-    const std::string_view state = s.column_bytes(2);
-    info.state = state_from_db(state);
-    info.started_ns = s.column_int64(3);
-    info.finished_ns = s.column_int64(4);
-    info.entries = static_cast<std::uint64_t>(s.column_int64(5));
-    info.errors = static_cast<std::uint64_t>(s.column_int64(6));
-    info.error = std::string(s.column_bytes(7));
-    if (state == "interrupted" && info.error.empty()) {
+    info.scan_id = row.id;
+    info.root = std::move(row.root);
+    info.state = state_from_db(row.state);
+    info.started_ns = row.started_ns;
+    info.finished_ns = row.finished_ns;
+    info.entries = row.entries;
+    info.errors = row.errors;
+    if (row.root_size) info.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_size));
+    info.error = std::move(row.error);
+    if (row.state == "interrupted" && info.error.empty()) {
         info.error = "interrupted: wsindexd stopped during the scan";
     }
     if (info.finished_ns > info.started_ns) {
@@ -43,85 +38,46 @@ ipc::ScanInfo read_scan(const storage::Statement& s) {
     return info;
 }
 
-template <typename F>
-core::Status for_each_row(storage::Statement& s, F&& f) {
-    for (bool row = true;;) {
-        if (auto st = s.step(&row); !st) return st;
-        if (!row) return {};
-        f(s);
-    }
-}
-
 }  // namespace
 
 core::Status list_scans(storage::Database& db, std::uint64_t limit, std::vector<ipc::ScanInfo>* out) {
     out->clear();
-    storage::Statement s;
-    if (auto st = db.prepare(std::string(kScanColumns) + " ORDER BY id DESC LIMIT ?", &s); !st) {
-        return st;
-    }
-    s.bind_int64(1, limit == 0 ? -1 : static_cast<std::int64_t>(limit));  // -1: no limit
-    return for_each_row(s, [&](const storage::Statement& row) { out->push_back(read_scan(row)); });
+    std::vector<storage::ScanRow> rows;
+    if (auto st = storage::Queries(db).scans(limit, &rows); !st) return st;
+    for (storage::ScanRow& row : rows) out->push_back(to_info(std::move(row)));
+    return {};
 }
 
 core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out, bool* found) {
-    *found = false;
-    storage::Statement s;
-    if (auto st = db.prepare(std::string(kScanColumns) + " WHERE id = ?", &s); !st) return st;
-    s.bind_int64(1, static_cast<std::int64_t>(scan_id));
-    return for_each_row(s, [&](const storage::Statement& row) {
-        *out = read_scan(row);
-        *found = true;
-    });
+    storage::ScanRow row;
+    if (auto st = storage::Queries(db).scan(scan_id, &row, found); !st) return st;
+    if (*found) *out = to_info(std::move(row));
+    return {};
 }
 
 core::Status latest_complete_scan(storage::Database& db, std::uint64_t* out) {
-    std::int64_t id = 0;
-    auto st = db.query_int64("SELECT coalesce(max(id), 0) FROM scans WHERE state = 'complete'", &id);
-    *out = static_cast<std::uint64_t>(id);
-    return st;
+    return storage::Queries(db).latest_complete_scan(out);
 }
 
 core::Status list_errors(storage::Database& db, std::optional<std::uint64_t> scan_id,
                          std::vector<ErrorRow>* out) {
-    out->clear();
-    storage::Statement s;
-    const char* sql =
-        scan_id ? "SELECT path, errno, message FROM errors WHERE scan_id = ? ORDER BY path"
-                : "SELECT path, errno, message FROM errors WHERE scan_id IN"
-                  " (SELECT id FROM scans WHERE state = 'complete') ORDER BY path";
-    if (auto st = db.prepare(sql, &s); !st) return st;
-    if (scan_id) s.bind_int64(1, static_cast<std::int64_t>(*scan_id));
-    return for_each_row(s, [&](const storage::Statement& row) {
-        out->push_back(ErrorRow{std::string(row.column_bytes(0)),
-                                static_cast<int>(row.column_int64(1)),
-                                std::string(row.column_bytes(2))});
-    });
+    return storage::Queries(db).errors(scan_id, out);
 }
 
 core::Status list_roots(storage::Database& db, std::vector<ipc::RootInfo>* out) {
     out->clear();
-    storage::Statement s;
-    // Top-level roots hang below the sentinel dirs row 0; their totals are recursive.
-    if (auto st = db.prepare("SELECT d.prefix, d.scan_id, coalesce(s.finished_ns, 0),"
-                             " d.files + d.dirs + 1, d.size"
-                             " FROM dirs AS d LEFT JOIN scans AS s ON s.id = d.scan_id"
-                             " WHERE d.parent = 0 AND d.id != 0 ORDER BY d.prefix",
-                             &s);
-        !st) {
-        return st;
-    }
-    return for_each_row(s, [&](const storage::Statement& row) {
+    std::vector<storage::RootRow> rows;
+    if (auto st = storage::Queries(db).roots(&rows); !st) return st;
+    for (storage::RootRow& row : rows) {
         ipc::RootInfo r;
-        std::string_view prefix = row.column_bytes(0);
-        if (prefix.size() > 1) prefix.remove_suffix(1);  // stored with a trailing '/'
-        r.root = std::string(prefix);
-        r.last_scan_id = static_cast<std::uint64_t>(row.column_int64(1));
-        r.last_finished_ns = row.column_int64(2);
-        r.entries = static_cast<std::uint64_t>(row.column_int64(3));
-        r.bytes = static_cast<std::uint64_t>(row.column_int64(4));
+        r.root = std::move(row.path);
+        r.last_scan_id = row.scan_id;
+        r.last_finished_ns = row.finished_ns;
+        r.entries = row.entries;
+        r.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.size));
         out->push_back(std::move(r));
-    });
+    }
+    return {};
 }
 
 }  // namespace wsindex::daemon

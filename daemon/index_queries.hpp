@@ -1,16 +1,16 @@
-// Index queries the storage library does not offer yet: the scans table, the errors table, and
-// the indexed top-level roots. Reader connection owned by the caller (a query thread).
-// TODO(storage): these belong in storage/queries.hpp; the daemon keeps them here until then.
+// The scans, errors and roots of the index as protocol types: storage::Queries runs the SQL,
+// this maps its rows (state names, the text of an interrupted scan, elapsed time and rate).
+// Reader connection owned by the caller (a query thread).
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "core/status.hpp"
 #include "ipc/methods.hpp"
 #include "storage/database.hpp"
+#include "storage/queries.hpp"
 
 namespace wsindex::daemon {
 
@@ -24,11 +24,7 @@ core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInf
 // The id of the newest completed scan, 0 when there is none.
 core::Status latest_complete_scan(storage::Database& db, std::uint64_t* out);
 
-struct ErrorRow {
-    std::string path;
-    int error = 0;
-    std::string message;
-};
+using ErrorRow = storage::ErrorRow;
 
 // scan_id: that scan's errors; nullopt: every error of the current index (rows of completed
 // scans that later rescans did not replace). In path order.

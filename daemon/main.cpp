@@ -97,6 +97,11 @@ int run(int argc, char** argv) {
     std::error_code ec;
     std::filesystem::create_directories(
         std::filesystem::path(options.config.db_path).parent_path(), ec);
+    // So does the default socket's directory ($XDG_RUNTIME_DIR/wsindexd): made private (the
+    // umask above), and only that one level, so a missing runtime directory is still an error.
+    if (!adopted.fd && options.config.socket_path == default_socket_path() && ::geteuid() != 0) {
+        ::mkdir(std::filesystem::path(options.config.socket_path).parent_path().c_str(), 0700);
+    }
 
     Daemon daemon(std::move(options));
     if (auto st = daemon.start(); !st) {

@@ -75,10 +75,13 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         return;
     }
     const bool streaming = r.streaming();
-    // The daemon's cap, whatever the caller asked: unstreamed answers must fit one message.
-    std::size_t cap = ctx.limits.max_find_results;
+    // The daemon's cap, whatever the caller asked (0: none; streamed answers are produced and
+    // sent a batch at a time, so no limit is safe); unstreamed answers must fit one message.
+    constexpr std::size_t kNoLimit = std::numeric_limits<std::size_t>::max();
+    std::size_t cap = ctx.limits.max_find_results == 0 ? kNoLimit : ctx.limits.max_find_results;
     if (!streaming) cap = std::min(cap, ctx.limits.max_unstreamed_find_results);
-    const std::size_t want = p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
+    const std::size_t want =
+        p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
 
     storage::FindQuery query = to_query(p);
     storage::Queries queries(q.db, q.names.get());
@@ -96,20 +99,18 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
             return;
         }
     }
-    query.limit = want + 1;  // one more than wanted tells whether the result was cut
-    std::vector<storage::FileRow> rows;
-    if (auto st = queries.find(query, &rows); !st) {
-        r.fail(storage_failure("find", st));
-        return;
-    }
+    // One more than wanted tells whether the result was cut.
+    query.limit = want == kNoLimit ? 0 : want + 1;
     const PathFilter visible = make_path_filter(ctx.seams, peer);
     ipc::FindReply batch;
     std::size_t sent = 0;
-    for (storage::FileRow& row : rows) {
-        if (!visible(row.path)) continue;
+    bool closed = false;
+    // Rows go out as they are read, a batch per reply: memory stays bounded by the batch.
+    const core::Status st = queries.find(query, [&](storage::FileRow& row) {
+        if (!visible(row.path)) return true;
         if (sent == want) {
             batch.truncated = true;
-            break;
+            return false;
         }
         ipc::FindEntry e;
         e.path = std::move(row.path);
@@ -120,9 +121,18 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         ++sent;
         if (streaming && batch.entries.size() >= ctx.limits.find_batch) {
             // Blocks while the client is behind (backpressure); Closed: it went away.
-            if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) return;
+            if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) {
+                closed = true;
+                return false;
+            }
             batch.entries.clear();
         }
+        return true;
+    });
+    if (closed) return;
+    if (!st) {
+        r.fail(storage_failure("find", st));
+        return;
     }
     if (p.limit == 0 && batch.truncated) {
         spdlog::debug("find cut at the daemon's cap of {} results", want);
@@ -139,6 +149,23 @@ ipc::DuEntry du_entry(const storage::DirTotalsRow& row, std::uint32_t base_depth
     e.files = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.files));
     e.dirs = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.dirs));
     return e;
+}
+
+// The entry at `path` as one du row when the index holds it as a non-directory (none if not).
+core::Status file_totals(storage::Queries& queries, const std::string& path,
+                         std::vector<storage::DirTotalsRow>* rows) {
+    storage::FileRow entry;
+    bool found = false;
+    if (auto st = queries.entry(path, &entry, &found); !st || !found) return st;
+    if (entry.type == 'd') return {};  // a directory without totals: not indexed below it
+    storage::DirTotalsRow row;
+    row.path = path;
+    row.depth = storage::path_depth(path);
+    row.size = entry.has_stat ? entry.size : 0;
+    row.blocks = entry.has_stat ? entry.blocks : 0;
+    row.files = 1;
+    rows->push_back(std::move(row));
+    return {};
 }
 
 void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
@@ -171,10 +198,19 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         if (p.top > 0) {
             st = queries.dir_totals(path, 0, &rows);
             std::vector<storage::DirTotalsRow> biggest;
-            if (st) st = queries.biggest_dirs(path, static_cast<std::size_t>(p.top), &biggest);
+            // Within --depth levels below the path; depth 0: any depth (docs/protocol.md).
+            if (st) {
+                st = queries.biggest_dirs(path, static_cast<std::size_t>(p.top), &biggest,
+                                          p.depth);
+            }
             rows.insert(rows.end(), biggest.begin(), biggest.end());
         } else {
             st = queries.dir_totals(path, p.depth, &rows);
+        }
+        if (st && rows.empty() && p.path) {
+            // Not a directory of the index: a file (or a symlink, ...) has a size too, as
+            // du -sb FILE says; only a path the index does not hold at all is NotIndexed.
+            st = file_totals(queries, path, &rows);
         }
         if (!st) {
             r.fail(storage_failure("du", st));
@@ -182,7 +218,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         }
         if (rows.empty() && p.path) {
             r.fail(ipc::make_error(ipc::ErrorKind::NotIndexed,
-                                   "not an indexed directory: " + ipc::display_bytes(path),
+                                   "not in the index: " + ipc::display_bytes(path),
                                    nlohmann::json{{"path", ipc::encode_bytes(path)}}));
             return;
         }
@@ -237,8 +273,9 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
     const PathFilter visible = make_path_filter(ctx.seams, peer);
     // Streams like find; unstreamed, the cap keeps the reply within the message limit.
     const bool streaming = r.streaming();
-    const std::size_t cap = streaming ? ctx.limits.max_find_results
-                                      : ctx.limits.max_unstreamed_find_results;
+    std::size_t cap = ctx.limits.max_find_results == 0 ? std::numeric_limits<std::size_t>::max()
+                                                       : ctx.limits.max_find_results;
+    if (!streaming) cap = std::min(cap, ctx.limits.max_unstreamed_find_results);
     const std::size_t want = p.limit == 0 ? cap : std::min<std::size_t>(p.limit, cap);
     std::size_t sent = 0;
     for (ErrorRow& row : rows) {

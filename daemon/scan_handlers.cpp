@@ -134,11 +134,13 @@ void status(HandlerContext& ctx, QueryContext& q, ipc::Responder r) {
                                                  std::chrono::steady_clock::now() - ctx.started)
                                                  .count());
     const ScanSnapshot snap = ctx.scans.snapshot();
-    if (snap.running) s.running = snap.running->info();
+    if (snap.running) {
+        s.running = snap.running->info();
+        ScanJob::PoolStats pool = snap.running->pool_stats();
+        s.workers = std::move(pool.workers);
+        s.queue_depth = pool.queue_depth;
+    }
     for (const auto& job : snap.queued) s.queued.push_back(job->info());
-    // Not available yet: the BatchWriter does not expose its queue depth, nor the Walker its
-    // pool's per-worker statistics (see docs/daemon.md); reported as 0 and empty.
-    s.queue_depth = 0;
     if (auto st = list_roots(q.db, &s.roots); !st) {
         r.fail(storage_failure("status: reading the indexed roots", st));
         return;

@@ -1,6 +1,8 @@
 // ScanJob: state transitions and the ScanInfo snapshot.
 #include "daemon/scan_job.hpp"
 
+#include "core/worker_pool.hpp"
+
 namespace wsindex::daemon {
 
 std::int64_t wall_clock_ns() {
@@ -66,6 +68,41 @@ ipc::ScanInfo ScanJob::info() const {
     const double seconds = std::chrono::duration<double>(elapsed).count();
     info.entries_per_second = seconds > 0 ? static_cast<double>(info.entries) / seconds : 0.0;
     return info;
+}
+
+namespace {
+
+ScanJob::PoolStats read_pool(const core::Walker& walker) {
+    ScanJob::PoolStats out;
+    for (const core::WorkerStats& w : walker.worker_stats()) {
+        ipc::WorkerStats s;
+        s.tasks = w.tasks_run;
+        s.steal_attempts = w.steal_attempts;
+        s.steals = w.steals;
+        s.items_stolen = w.items_stolen;
+        s.parked_ms = w.parked_ns / 1000000;
+        out.workers.push_back(s);
+    }
+    out.queue_depth = walker.ready_batches();
+    return out;
+}
+
+}  // namespace
+
+void ScanJob::attach_walker(const core::Walker* walker) {
+    std::lock_guard lock(walker_mutex_);
+    walker_ = walker;
+}
+
+void ScanJob::detach_walker() {
+    std::lock_guard lock(walker_mutex_);
+    if (walker_ != nullptr) final_pool_ = read_pool(*walker_);
+    walker_ = nullptr;
+}
+
+ScanJob::PoolStats ScanJob::pool_stats() const {
+    std::lock_guard lock(walker_mutex_);
+    return walker_ != nullptr ? read_pool(*walker_) : final_pool_;
 }
 
 bool ScanJob::finished() const {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/walk_result.hpp"
 #include "core/walker.hpp"
@@ -40,8 +41,21 @@ public:
     // Any thread holding the service lock for queued jobs; the scan thread for the running one.
     void finish(ipc::ScanState state, std::string error);
 
+    // Scan thread: the walk of this job, for live pool statistics. attach before run(), detach
+    // before the Walker is destroyed (detach keeps its final statistics).
+    void attach_walker(const core::Walker* walker);
+    void detach_walker();
+
+    // Per-worker pool counters and the result batches waiting for the writer: live while the
+    // walk runs, the final values after it, empty before it started.
+    struct PoolStats {
+        std::vector<ipc::WorkerStats> workers;
+        std::uint64_t queue_depth = 0;
+    };
+
     // Any thread.
     [[nodiscard]] ipc::ScanInfo info() const;
+    [[nodiscard]] PoolStats pool_stats() const;
     [[nodiscard]] bool finished() const;
     [[nodiscard]] ipc::ScanState state() const;
     [[nodiscard]] std::int64_t scan_id() const;
@@ -60,6 +74,12 @@ private:
     std::chrono::steady_clock::time_point started_;  // guarded: for elapsed and the rate
     std::chrono::steady_clock::duration elapsed_{};  // guarded: frozen at finish
     std::string error_;                              // guarded
+
+    // Its own lock, so that a status request reading the pool (which takes the pool's hand-off
+    // lock) never holds the state lock.
+    mutable std::mutex walker_mutex_;
+    const core::Walker* walker_ = nullptr;  // guarded by walker_mutex_
+    PoolStats final_pool_;                  // guarded by walker_mutex_
 
     // Written by the scan thread only (no read-modify-write needed, but fetch_add is clearer).
     std::atomic<std::uint64_t> entries_{0};

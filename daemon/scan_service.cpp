@@ -354,6 +354,12 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     core::Status walked;
     {
         core::Walker walker(walk);  // its threads inherit this thread's priority
+        // Status reads the pool live; detached (keeping the final counts) before it goes away.
+        struct Attached {
+            ScanJob& job;
+            ~Attached() { job.detach_walker(); }
+        } attached{*job};
+        job->attach_walker(&walker);
         walked = walker.run(job->root(), [&](std::span<core::WalkResult> batch) {
             job->count(batch);  // first: consume() moves from the records
             core::Status st = writer_->consume(batch);

@@ -106,7 +106,7 @@ void read(FieldReader& r, ScanInfo& out) {
     out.entries = r.uint64("entries", 0);
     out.dirs = r.uint64("dirs", 0);
     out.errors = r.uint64("errors", 0);
-    out.bytes = r.uint64("bytes", 0);
+    out.bytes = r.optional_uint64("bytes");
     out.entries_per_second = r.number("entries_per_second", 0);
     out.error = r.text("error");
 }
@@ -205,8 +205,9 @@ json to_json(const ScanInfo& v) {
              {"state", scan_state_name(v.state)}, {"started_ns", v.started_ns},
              {"finished_ns", v.finished_ns}, {"elapsed_ms", v.elapsed_ms},
              {"entries", v.entries},       {"dirs", v.dirs},
-             {"errors", v.errors},         {"bytes", v.bytes},
+             {"errors", v.errors},
              {"entries_per_second", v.entries_per_second}};
+    if (v.bytes) out["bytes"] = *v.bytes;  // absent: unknown (docs/protocol.md)
     if (!v.error.empty()) out["error"] = display_bytes(v.error);
     return out;
 }

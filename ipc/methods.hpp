@@ -63,7 +63,9 @@ struct ScanInfo {
     std::uint64_t entries = 0;
     std::uint64_t dirs = 0;
     std::uint64_t errors = 0;  // recoverable per-entry errors (see wsindex.Errors)
-    std::uint64_t bytes = 0;   // apparent size of the entries seen so far
+    // Apparent size of the entries seen so far (running scans); for ended scans the root's size
+    // in the current index, known only for the newest completed scan of each root.
+    std::optional<std::uint64_t> bytes;
     double entries_per_second = 0;
     std::string error;  // failed scans: why (text for people); else empty
 };

@@ -2,6 +2,7 @@
 #include "storage/queries.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "storage/database.hpp"
 #include "storage/name_index.hpp"
@@ -155,6 +156,13 @@ private:
 
 core::Status Queries::find(const FindQuery& q, std::vector<FileRow>* out) {
     out->clear();
+    return find(q, [out](FileRow& row) {
+        out->push_back(std::move(row));
+        return true;
+    });
+}
+
+core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
     last_used_index_ = false;
     // One snapshot for the generation check and every lookup.
     ReadTransaction txn(db_);
@@ -167,16 +175,21 @@ core::Status Queries::find(const FindQuery& q, std::vector<FileRow>* out) {
             return s;
         }
         if (generation == index_->generation()) {
+            // Buffered (at most kMaxIndexCandidates rows): past the threshold the SQL scan
+            // answers instead, and nothing may have reached the sink by then.
+            std::vector<FileRow> rows;
             bool done = false;
-            if (auto s = find_with_index(q, out, &done); !s) return s;
+            if (auto s = find_with_index(q, &rows, &done); !s) return s;
             if (done) {
                 last_used_index_ = true;
+                for (FileRow& row : rows) {
+                    if (!sink(row)) break;
+                }
                 return {};
             }
-            out->clear();
         }
     }
-    return find_with_sql(q, out);
+    return find_with_sql(q, sink);
 }
 
 core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done) {
@@ -217,7 +230,7 @@ core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* 
     return {};
 }
 
-core::Status Queries::find_with_sql(const FindQuery& q, std::vector<FileRow>* out) {
+core::Status Queries::find_with_sql(const FindQuery& q, const RowSink& sink) {
     std::vector<Bind> binds;
     std::string name_filter;
     if (!q.pattern.empty()) {
@@ -229,12 +242,20 @@ core::Status Queries::find_with_sql(const FindQuery& q, std::vector<FileRow>* ou
                 break;
             case NameMatch::glob:
                 // CAST: Debian's SQLite is built with SQLITE_LIKE_DOESNT_MATCH_BLOBS, so GLOB
-                // and LIKE never match a BLOB operand; the cast keeps the bytes.
-                name_filter = q.ignore_case ? " AND lower(e.name) GLOB lower(?)"
-                                            : " AND CAST(e.name AS TEXT) GLOB ?";
+                // and LIKE never match a BLOB operand; the cast keeps the bytes. A pattern
+                // with a '/' is about the path (locate's rule), else about the name.
+                if (q.pattern.find('/') != std::string::npos) {
+                    name_filter = q.ignore_case ? " AND lower(d.prefix || e.name) GLOB lower(?)"
+                                                : " AND CAST(d.prefix || e.name AS TEXT) GLOB ?";
+                } else {
+                    name_filter = q.ignore_case ? " AND lower(e.name) GLOB lower(?)"
+                                                : " AND CAST(e.name AS TEXT) GLOB ?";
+                }
                 break;
             case NameMatch::regex:
-                name_filter = q.ignore_case ? " AND iregexp(?, e.name)" : " AND regexp(?, e.name)";
+                // The whole path, like locate --regex and find -regex ('||' keeps the bytes).
+                name_filter = q.ignore_case ? " AND iregexp(?, d.prefix || e.name)"
+                                            : " AND regexp(?, d.prefix || e.name)";
                 break;
         }
     }
@@ -258,9 +279,44 @@ core::Status Queries::find_with_sql(const FindQuery& q, std::vector<FileRow>* ou
     for (bool row = true;;) {
         if (auto s = stmt.step(&row); !s) return s;
         if (!row) break;
-        out->push_back(read_file_row(stmt));
+        FileRow r = read_file_row(stmt);
+        if (!sink(r)) break;
     }
     return {};
+}
+
+core::Status Queries::entry(std::string_view path, FileRow* out, bool* found) {
+    *found = false;
+    // A root's entry is (dir 0, its whole path); any other is (its parent's prefix, its name).
+    // Point lookups on the primary key; an OR of both would make SQLite scan the table.
+    Statement s;
+    if (auto st = db_.prepare(std::string("SELECT ") + kFileColumns +
+                                  " FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
+                                  " WHERE e.dir = ?1 AND e.name = ?2",
+                              &s);
+        !st) {
+        return st;
+    }
+    auto lookup = [&](std::int64_t dir, std::string_view name) -> core::Status {
+        s.bind_int64(1, dir).bind_blob(2, name);
+        bool row = false;
+        if (auto st = s.step(&row); !st) return st;
+        if (row) {
+            *out = read_file_row(s);
+            *found = true;
+        }
+        s.reset();
+        return {};
+    };
+    if (auto st = lookup(0, path); !st || *found) return st;
+    Statement parent;
+    if (auto st = db_.prepare("SELECT id FROM dirs WHERE prefix = ? AND id != 0", &parent); !st) {
+        return st;
+    }
+    parent.bind_blob(1, dir_prefix(parent_path(path)));
+    bool row = false;
+    if (auto st = parent.step(&row); !st || !row) return st;
+    return lookup(parent.column_int64(0), base_name(path));
 }
 
 core::Status Queries::biggest_files(std::string_view under, std::size_t limit,
@@ -274,18 +330,23 @@ core::Status Queries::biggest_files(std::string_view under, std::size_t limit,
 }
 
 core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
-                                   std::vector<DirTotalsRow>* out) {
+                                   std::vector<DirTotalsRow>* out, std::uint32_t max_depth) {
     out->clear();
-    const PrefixRange r = subtree_range(under.empty() ? "/" : under);
+    const std::string_view base = under.empty() ? std::string_view("/") : under;
+    const PrefixRange r = subtree_range(base);
     Statement s;
     if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
-                              " WHERE id != 0 AND prefix > ? AND prefix < ?"
+                              " WHERE id != 0 AND prefix > ? AND prefix < ? AND depth <= ?"
                               " ORDER BY size DESC LIMIT ?",
                               &s);
         !st) {
         return st;
     }
-    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, static_cast<std::int64_t>(limit));
+    // depth is absolute (path components); max_depth 0 is "any depth".
+    const std::int64_t deepest = max_depth == 0 ? std::numeric_limits<std::int64_t>::max()
+                                                : std::int64_t{path_depth(base)} + max_depth;
+    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, deepest)
+        .bind_int64(4, static_cast<std::int64_t>(limit));
     for (bool row = true;;) {
         if (auto st = s.step(&row); !st) return st;
         if (!row) break;
@@ -313,6 +374,116 @@ core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
         out->push_back(read_dir_row(s));
     }
     return {};
+}
+
+// ---- scans, errors, roots -------------------------------------------------------------
+
+namespace {
+
+// root_size: the current dirs row of the root, only for the newest completed scan of that root
+// (one GROUP BY over scans, not a subquery per scan). A root "/" is stored as prefix "/", any
+// other with one trailing '/'; '||' gives TEXT, hence the CAST back to the BLOB of dirs.prefix.
+constexpr const char* kScanSelect =
+    "WITH latest AS (SELECT max(id) AS id FROM scans WHERE state = 'complete' GROUP BY root)"
+    " SELECT s.id, s.root, s.state, s.started_ns, coalesce(s.finished_ns, 0), s.entries,"
+    " s.errors, coalesce(s.error, ''),"
+    " CASE WHEN s.id IN (SELECT id FROM latest) THEN (SELECT d.size FROM dirs AS d WHERE"
+    "  d.prefix = CAST(CASE WHEN s.root = X'2F' THEN s.root ELSE s.root || X'2F' END AS BLOB))"
+    " END"
+    " FROM scans AS s";
+
+ScanRow read_scan_row(const Statement& s) {
+    ScanRow r;
+    r.id = static_cast<std::uint64_t>(s.column_int64(0));
+    r.root.assign(s.column_bytes(1));
+    r.state.assign(s.column_bytes(2));
+    r.started_ns = s.column_int64(3);
+    r.finished_ns = s.column_int64(4);
+    r.entries = static_cast<std::uint64_t>(s.column_int64(5));
+    r.errors = static_cast<std::uint64_t>(s.column_int64(6));
+    r.error.assign(s.column_bytes(7));
+    if (!s.column_is_null(8)) r.root_size = s.column_int64(8);
+    return r;
+}
+
+template <typename F>
+core::Status for_each_row(Statement& s, F&& f) {
+    for (bool row = true;;) {
+        if (auto st = s.step(&row); !st) return st;
+        if (!row) return {};
+        f(s);
+    }
+}
+
+}  // namespace
+
+core::Status Queries::scans(std::uint64_t limit, std::vector<ScanRow>* out) {
+    out->clear();
+    Statement s;
+    if (auto st = db_.prepare(std::string(kScanSelect) + " ORDER BY s.id DESC LIMIT ?", &s); !st) {
+        return st;
+    }
+    s.bind_int64(1, limit == 0 ? -1 : static_cast<std::int64_t>(limit));  // -1: no limit
+    return for_each_row(s, [&](const Statement& row) { out->push_back(read_scan_row(row)); });
+}
+
+core::Status Queries::scan(std::uint64_t scan_id, ScanRow* out, bool* found) {
+    *found = false;
+    Statement s;
+    if (auto st = db_.prepare(std::string(kScanSelect) + " WHERE s.id = ?", &s); !st) return st;
+    s.bind_int64(1, static_cast<std::int64_t>(scan_id));
+    return for_each_row(s, [&](const Statement& row) {
+        *out = read_scan_row(row);
+        *found = true;
+    });
+}
+
+core::Status Queries::latest_complete_scan(std::uint64_t* out) {
+    std::int64_t id = 0;
+    auto st = db_.query_int64("SELECT coalesce(max(id), 0) FROM scans WHERE state = 'complete'", &id);
+    *out = static_cast<std::uint64_t>(id);
+    return st;
+}
+
+core::Status Queries::errors(std::optional<std::uint64_t> scan_id, std::vector<ErrorRow>* out) {
+    out->clear();
+    Statement s;
+    const char* sql =
+        scan_id ? "SELECT path, errno, message FROM errors WHERE scan_id = ? ORDER BY path"
+                : "SELECT path, errno, message FROM errors WHERE scan_id IN"
+                  " (SELECT id FROM scans WHERE state = 'complete') ORDER BY path";
+    if (auto st = db_.prepare(sql, &s); !st) return st;
+    if (scan_id) s.bind_int64(1, static_cast<std::int64_t>(*scan_id));
+    return for_each_row(s, [&](const Statement& row) {
+        out->push_back(ErrorRow{std::string(row.column_bytes(0)),
+                                static_cast<int>(row.column_int64(1)),
+                                std::string(row.column_bytes(2))});
+    });
+}
+
+core::Status Queries::roots(std::vector<RootRow>* out) {
+    out->clear();
+    Statement s;
+    // Top-level roots hang below the sentinel dirs row 0; their totals are recursive.
+    if (auto st = db_.prepare("SELECT d.prefix, d.scan_id, coalesce(s.finished_ns, 0),"
+                              " d.files + d.dirs + 1, d.size"
+                              " FROM dirs AS d LEFT JOIN scans AS s ON s.id = d.scan_id"
+                              " WHERE d.parent = 0 AND d.id != 0 ORDER BY d.prefix",
+                              &s);
+        !st) {
+        return st;
+    }
+    return for_each_row(s, [&](const Statement& row) {
+        RootRow r;
+        std::string_view prefix = row.column_bytes(0);
+        if (prefix.size() > 1) prefix.remove_suffix(1);  // stored with a trailing '/'
+        r.path.assign(prefix);
+        r.scan_id = static_cast<std::uint64_t>(row.column_int64(1));
+        r.finished_ns = row.column_int64(2);
+        r.entries = static_cast<std::uint64_t>(row.column_int64(3));
+        r.size = row.column_int64(4);
+        out->push_back(std::move(r));
+    });
 }
 
 }  // namespace wsindex::storage

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,8 +18,10 @@ class NameIndex;
 
 enum class NameMatch {
     substring,  // the default, like plocate: the pattern anywhere in the name
-    glob,       // SQLite GLOB over the whole name (* ? [...])
-    regex,      // POSIX extended regex, unanchored
+    glob,       // SQLite GLOB over the whole name (* ? [...]); over the whole path when the
+                // pattern holds a '/' (like locate)
+    regex,      // POSIX extended regex, unanchored, over the whole path (like locate and
+                // find -regex; anchor with '/' to match a name: "/report[^/]*$")
 };
 
 enum class Order { none, path, size_desc, mtime_desc };
@@ -65,6 +68,39 @@ struct DirTotalsRow {
     std::int64_t dirs = 0;
 };
 
+// One row of the scans table (docs/schema.md). `state` as stored: running, complete, failed,
+// cancelled, interrupted.
+struct ScanRow {
+    std::uint64_t id = 0;
+    std::string root;  // bytes, as scanned
+    std::string state;
+    std::int64_t started_ns = 0;
+    std::int64_t finished_ns = 0;  // 0 while running
+    std::uint64_t entries = 0;
+    std::uint64_t errors = 0;
+    std::string error;  // empty unless the writer stored one
+    // The root's recursive apparent size in the current index, for the newest completed scan of
+    // each root (what that scan left, minus later scans of subtrees); nullopt for every other
+    // scan (its rows were replaced, or it never completed) and for a root that is not a dir.
+    std::optional<std::int64_t> root_size;
+};
+
+// One recoverable walk error of a scan.
+struct ErrorRow {
+    std::string path;  // bytes
+    int error = 0;     // errno
+    std::string message;
+};
+
+// One indexed top-level root: its recursive totals and the scan that produced it.
+struct RootRow {
+    std::string path;  // bytes, without a trailing '/' (but "/" stays)
+    std::uint64_t scan_id = 0;
+    std::int64_t finished_ns = 0;  // of that scan; 0 if unknown
+    std::uint64_t entries = 0;     // the root and everything below it
+    std::int64_t size = 0;
+};
+
 class Queries {
 public:
     // `index` may be null or stale: queries then scan the table.
@@ -74,21 +110,43 @@ public:
     // candidate set is small enough; otherwise one SQL scan with the filters pushed down.
     // Runs in a read transaction of its own: not to be called inside the caller's transaction.
     core::Status find(const FindQuery& q, std::vector<FileRow>* out);
+    // The same, handing each row to `sink` as it is read (return false to stop early): memory
+    // stays bounded whatever the number of matches (a name-index answer is buffered, at most
+    // the index's candidate threshold; an SQL answer with an order is sorted by SQLite). The
+    // read transaction stays open until the last row was handed over.
+    using RowSink = std::function<bool(FileRow& row)>;
+    core::Status find(const FindQuery& q, const RowSink& sink);
+    // The entry at `path` (a file, a directory, anything); *found false when the index has no
+    // entry there.
+    core::Status entry(std::string_view path, FileRow* out, bool* found);
     // Largest regular files below `under` (everywhere when empty).
     core::Status biggest_files(std::string_view under, std::size_t limit,
                                std::vector<FileRow>* out);
-    // Largest directories (by recursive apparent size) below `under`.
+    // Largest directories (by recursive apparent size) strictly below `under`, at most
+    // `max_depth` levels below it (0: any depth).
     core::Status biggest_dirs(std::string_view under, std::size_t limit,
-                              std::vector<DirTotalsRow>* out);
+                              std::vector<DirTotalsRow>* out, std::uint32_t max_depth = 0);
     // Totals of `path` and of its descendants up to `depth` levels below it, in path order.
     core::Status dir_totals(std::string_view path, std::uint32_t depth,
                             std::vector<DirTotalsRow>* out);
+
+    // Scans, newest first; limit 0: all.
+    core::Status scans(std::uint64_t limit, std::vector<ScanRow>* out);
+    // One scan by id; *found false if there is none.
+    core::Status scan(std::uint64_t scan_id, ScanRow* out, bool* found);
+    // The id of the newest completed scan, 0 when there is none.
+    core::Status latest_complete_scan(std::uint64_t* out);
+    // scan_id: that scan's errors; nullopt: every error of the current index (rows of completed
+    // scans that later rescans did not replace). In path order.
+    core::Status errors(std::optional<std::uint64_t> scan_id, std::vector<ErrorRow>* out);
+    // The indexed top-level roots, in path order.
+    core::Status roots(std::vector<RootRow>* out);
 
     // Which path the last find() took, for tests and benchmarks.
     [[nodiscard]] bool last_used_index() const { return last_used_index_; }
 
 private:
-    core::Status find_with_sql(const FindQuery& q, std::vector<FileRow>* out);
+    core::Status find_with_sql(const FindQuery& q, const RowSink& sink);
     core::Status find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done);
 
     Database& db_;

@@ -11,18 +11,8 @@ namespace {
 
 class ScanControl : public EndToEnd {
 protected:
-    // The daemon caps a find at max_find_results (100k by default); these tests compare whole
-    // answers over the big tree, so the cap is raised above it.
-    void SetUp() override {
-        const std::string config = scratch_ / "wsindexd.conf";
-        FILE* f = std::fopen(config.c_str(), "w");
-        ASSERT_NE(f, nullptr);
-        std::fprintf(f, "max_find_results = %zu\n", kBigTreeEntries * 2);
-        std::fclose(f);
-        extra_args_ = {"--config", config};
-        start_daemon();
-    }
-
+    // The default configuration: these tests compare whole answers over the big tree (200k
+    // entries in release builds), which no default cap may cut (max_find_results is 0: none).
     // One big tree for the suite: generating it is the slow part.
     static void SetUpTestSuite() {
         big_scratch_ = new ScratchDir("big", memory_backed_base());
@@ -62,7 +52,17 @@ protected:
             }
             const auto doc = parse_json(r.out);
             const auto it = doc.find("running");
-            if (it != doc.end() && it->is_object() && it->value("entries", 0) > 0) return true;
+            if (it != doc.end() && it->is_object() && it->value("entries", 0) > 0) {
+                // Entries counted means the walk runs: the pool's per-worker statistics are
+                // there, live (docs/wsctl.md, status).
+                const auto& workers = doc["workers"];
+                EXPECT_TRUE(workers.is_array() && !workers.empty()) << r.out;
+                std::uint64_t tasks = 0;
+                for (const auto& w : workers) tasks += w.value("tasks", std::uint64_t{0});
+                EXPECT_GT(tasks, 0u) << r.out;
+                EXPECT_TRUE(doc["queue_depth"].is_number_unsigned()) << r.out;
+                return true;
+            }
         }
         ADD_FAILURE() << "no scan progress within 3 minutes; log:\n" << log();
         return false;

@@ -8,9 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 namespace wsindex::cli {
 namespace {
@@ -204,6 +209,58 @@ TEST(SocketPath, FlagThenEnvironmentThenDefault) {
     EXPECT_EQ(resolve_socket_path(""), default_socket_path());
 }
 
+// The value of `key=` in a systemd unit file of the source tree.
+std::string unit_value(const std::string& unit, const std::string& key) {
+    std::ifstream in(std::string(WSINDEX_SOURCE_DIR) + "/" + unit);
+    EXPECT_TRUE(in.good()) << unit;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+    }
+    ADD_FAILURE() << unit << " has no " << key;
+    return {};
+}
+
+// default_socket_path() as user `uid` with XDG_RUNTIME_DIR set to `runtime` (unset when null),
+// computed in a child that really dropped to that uid (the tests run as root).
+std::string default_socket_as(uid_t uid, const char* runtime) {
+    int fds[2];
+    if (::pipe(fds) != 0) return "pipe failed";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(fds[0]);
+        if (runtime != nullptr) ::setenv("XDG_RUNTIME_DIR", runtime, 1);
+        else ::unsetenv("XDG_RUNTIME_DIR");
+        if (::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(2);
+        const std::string path = default_socket_path();
+        const ssize_t n = ::write(fds[1], path.data(), path.size());
+        ::_exit(n == static_cast<ssize_t>(path.size()) ? 0 : 3);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? out : "child failed";
+}
+
+// One rule for wsindexd, wsctl (both call ipc::default_socket_path) and the systemd units.
+TEST(SocketPath, OneDefaultForDaemonClientAndUnits) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to another uid";
+    EXPECT_EQ(default_socket_path(), kSystemSocket);
+    EXPECT_EQ(unit_value("systemd/wsindexd.socket", "ListenStream"), kSystemSocket);
+    EXPECT_NE(unit_value("systemd/wsindexd.service", "ExecStart").find(std::string("--socket ") + kSystemSocket),
+              std::string::npos);
+    // The user units put it at %t (= $XDG_RUNTIME_DIR)/wsindexd/wsindexd.sock.
+    EXPECT_EQ(unit_value("systemd/user/wsindexd.socket", "ListenStream"), "%t/wsindexd/wsindexd.sock");
+    EXPECT_NE(unit_value("systemd/user/wsindexd.service", "ExecStart").find("--socket %t/wsindexd/wsindexd.sock"),
+              std::string::npos);
+    EXPECT_EQ(default_socket_as(65534, "/run/user/4242"), "/run/user/4242/wsindexd/wsindexd.sock");
+    EXPECT_EQ(default_socket_as(65534, nullptr), "/run/user/65534/wsindexd/wsindexd.sock");
+    EXPECT_EQ(default_socket_as(65534, "relative"), "/run/user/65534/wsindexd/wsindexd.sock");
+}
+
 TEST(Progress, LinesAndSummaries) {
     ipc::ScanInfo scan;
     scan.scan_id = 7;
@@ -237,6 +294,7 @@ ipc::ScanReply one_scan(ipc::ScanState state, std::uint64_t entries) {
     scan.root = "/r";
     scan.state = state;
     scan.entries = entries;
+    scan.bytes = 0;  // a live scan always knows its bytes
     return ipc::ScanReply{{scan}};
 }
 

@@ -111,7 +111,8 @@ TEST(ScanService, ScanCompletesWithCountsInTheIndex) {
     EXPECT_EQ(info.entries, f.entries);
     EXPECT_EQ(info.dirs, 5u);
     EXPECT_EQ(info.errors, 0u);
-    EXPECT_EQ(info.bytes % 10, 0u);
+    ASSERT_TRUE(info.bytes.has_value());
+    EXPECT_EQ(*info.bytes % 10, 0u);
     EXPECT_GT(info.scan_id, 0u);
     EXPECT_GT(info.finished_ns, info.started_ns - 1);
     service->stop();

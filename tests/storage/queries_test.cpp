@@ -117,10 +117,22 @@ TEST_F(QueriesTest, GlobAndRegex) {
               (Paths{"/q/src/deep/report.cpp", "/q/src/main.cpp", "/q/src/util.cpp"}));
     EXPECT_EQ(find("*.txt", NameMatch::glob, true),
               (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt"}));
-    EXPECT_EQ(find("^util\\.(c|h)pp$", NameMatch::regex),
+    // A regex is about the whole path (like locate and find -regex): anchor a name after '/'.
+    EXPECT_EQ(find("/util\\.(c|h)pp$", NameMatch::regex),
               (Paths{"/q/src/util.cpp", "/q/src/util.hpp"}));
-    EXPECT_EQ(find("^REPORT", NameMatch::regex, true),
+    EXPECT_EQ(find("/REPORT[^/]*$", NameMatch::regex, true),
               (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/deep/report.cpp"}));
+    EXPECT_EQ(find("^util", NameMatch::regex), Paths{});  // a path starts with '/'
+    EXPECT_EQ(find("^/q/src/deep/", NameMatch::regex),
+              (Paths{"/q/src/deep/link", "/q/src/deep/report.cpp"}));
+    EXPECT_EQ(find("^/q$", NameMatch::regex), (Paths{"/q"}));  // the root's entry too
+    // A glob with a '/' is about the whole path too ('*' crosses '/', as in locate).
+    EXPECT_EQ(find("/q/src/*.cpp", NameMatch::glob),
+              (Paths{"/q/src/deep/report.cpp", "/q/src/main.cpp", "/q/src/util.cpp"}));
+    EXPECT_EQ(find("*/DOCS/*.txt", NameMatch::glob, true),
+              (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt"}));
+    EXPECT_EQ(find("src/*.cpp", NameMatch::glob), Paths{});  // whole path: it starts with '/'
+
     Queries q(db_);
     std::vector<FileRow> rows;
     FindQuery bad;
@@ -211,6 +223,86 @@ TEST_F(QueriesTest, BiggestFilesAndDirectoryTotals) {
     ASSERT_TRUE(q.biggest_dirs("/q", 1, &dirs));
     ASSERT_EQ(dirs.size(), 1u);
     EXPECT_EQ(dirs[0].path, "/q/docs");
+    // At most one level below /q: /q/src/deep is left out (du --top N --depth 1).
+    ASSERT_TRUE(q.biggest_dirs("/q", 3, &dirs, 1));
+    ASSERT_EQ(dirs.size(), 2u);
+    EXPECT_EQ(dirs[0].path, "/q/docs");
+    EXPECT_EQ(dirs[1].path, "/q/src");
+    ASSERT_TRUE(q.biggest_dirs("/q", 3, &dirs, 0));  // any depth
+    ASSERT_EQ(dirs.size(), 3u);
+    EXPECT_EQ(dirs[2].path, "/q/src/deep");
+    ASSERT_TRUE(q.biggest_dirs("/q/src", 3, &dirs, 1));
+    ASSERT_EQ(dirs.size(), 1u);
+    EXPECT_EQ(dirs[0].path, "/q/src/deep");
+}
+
+TEST_F(QueriesTest, EntryByPathFindsFilesDirectoriesAndRoots) {
+    Queries q(db_, &index_);
+    FileRow row;
+    bool found = false;
+    ASSERT_TRUE(q.entry("/q/src/util.cpp", &row, &found));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(row.path, "/q/src/util.cpp");
+    EXPECT_EQ(row.type, 'f');
+    EXPECT_EQ(row.size, 700);
+    ASSERT_TRUE(q.entry("/q/src/deep", &row, &found));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(row.type, 'd');
+    ASSERT_TRUE(q.entry("/q", &row, &found));  // a root: (dir 0, "/q")
+    ASSERT_TRUE(found);
+    EXPECT_EQ(row.path, "/q");
+    ASSERT_TRUE(q.entry("/q/src/nothing", &row, &found));
+    EXPECT_FALSE(found);
+    ASSERT_TRUE(q.entry("/elsewhere/util.cpp", &row, &found));
+    EXPECT_FALSE(found);
+}
+
+TEST_F(QueriesTest, FindStreamsRowsAndStopsWhenAsked) {
+    for (const bool with_index : {true, false}) {
+        Queries q(db_, with_index ? &index_ : nullptr);
+        FindQuery fq;
+        fq.pattern = "report";
+        fq.limit = 0;
+        std::vector<std::string> seen;
+        ASSERT_TRUE(q.find(fq, [&](FileRow& row) {
+            seen.push_back(row.path);
+            return false;  // one is enough
+        }));
+        EXPECT_EQ(seen.size(), 1u) << with_index;
+        EXPECT_EQ(q.last_used_index(), with_index);
+    }
+}
+
+TEST_F(QueriesTest, ScansKnowTheRootSizeOfTheNewestCompletedScanOnly) {
+    scan(query_tree(true));  // a second completed scan of /q
+    Queries q(db_);
+    std::vector<ScanRow> scans;
+    ASSERT_TRUE(q.scans(0, &scans));
+    ASSERT_EQ(scans.size(), 2u);
+    EXPECT_EQ(scans[0].state, "complete");
+    EXPECT_EQ(scans[0].root, "/q");
+    std::vector<DirTotalsRow> totals;
+    ASSERT_TRUE(q.dir_totals("/q", 0, &totals));
+    ASSERT_EQ(totals.size(), 1u);
+    ASSERT_TRUE(scans[0].root_size.has_value());
+    EXPECT_EQ(*scans[0].root_size, totals[0].size);
+    EXPECT_FALSE(scans[1].root_size.has_value());  // replaced by the newer scan
+    ScanRow one;
+    bool found = false;
+    ASSERT_TRUE(q.scan(scans[1].id, &one, &found));
+    ASSERT_TRUE(found);
+    EXPECT_EQ(one.id, scans[1].id);
+    ASSERT_TRUE(q.scan(999, &one, &found));
+    EXPECT_FALSE(found);
+    std::uint64_t latest = 0;
+    ASSERT_TRUE(q.latest_complete_scan(&latest));
+    EXPECT_EQ(latest, scans[0].id);
+    std::vector<RootRow> roots;
+    ASSERT_TRUE(q.roots(&roots));
+    ASSERT_EQ(roots.size(), 1u);
+    EXPECT_EQ(roots[0].path, "/q");
+    EXPECT_EQ(roots[0].size, totals[0].size);
+    EXPECT_EQ(roots[0].scan_id, scans[0].id);
 }
 
 TEST_F(QueriesTest, StaleIndexFallsBackToSql) {

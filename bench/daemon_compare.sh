@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# daemon_compare.sh: wsindexd + wsctl beside their references, same run, medians + ratios.
+#
+#   bench/daemon_compare.sh [-k RUNS] [-b BUILD_DIR] [-f FRAGMENT] [ROOT]
+#
+# ROOT (default /tmp/wstrees/balanced, the 1M-entry mktree tree; only read) is measured as:
+#   scan      `wsctl scan ROOT --wait` into a fresh database (a fresh daemon each round)
+#             vs the 2-thread floor (shared/bench/walkfloor.c -t 2)
+#   rescan    the same scan again on the unchanged tree vs `wsbench-walk ROOT --workers 2`
+#   find      `wsctl find FRAGMENT` (whole process, output to /dev/null) vs `plocate -d DB
+#             FRAGMENT` and `plocate -b` (basename only: the same answer set as wsctl's name
+#             match) over a plocate database of ROOT (`updatedb.plocate -U ROOT -l 0`)
+#   du        `wsctl du ROOT --depth 1` (whole process)
+#   rss       wsindexd's VmHWM after the fresh scan (peak of the whole daemon, start included)
+# Every tool runs once to warm the caches, then the tools take turns for RUNS rounds (default
+# 3); the table shows medians. The daemon's walker threads run at nice 10 (docs/daemon.md), so
+# the floor and wsbench-walk run at nice 10 too; the query tools run at the caller's priority.
+# Environment: WSINDEX_SHARED_DIR (default: ../shared beside the repo).
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+shared=${WSINDEX_SHARED_DIR:-$repo/../shared}
+build=$repo/build
+runs=3
+fragment=crypto
+while getopts "k:b:f:h" opt; do
+    case $opt in
+        k) runs=$OPTARG ;;
+        b) build=$OPTARG ;;
+        f) fragment=$OPTARG ;;
+        *) sed -n '2,19p' "$0"; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+root=${1:-/tmp/wstrees/balanced}
+[ -d "$root" ] || { echo "no directory $root" >&2; exit 1; }
+
+wsindexd=$build/bin/wsindexd
+wsctl=$build/bin/wsctl
+walk=$build/bin/wsbench-walk
+for bin in "$wsindexd" "$wsctl" "$walk"; do
+    [ -x "$bin" ] || { echo "no $bin: build wsindexd wsctl wsbench-walk first" >&2; exit 1; }
+done
+[ -f "$shared/bench/walkfloor.c" ] || { echo "no $shared/bench (set WSINDEX_SHARED_DIR)" >&2; exit 1; }
+for tool in plocate updatedb.plocate gcc; do
+    command -v $tool >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/daemon_compare.XXXXXX)
+sock=$work/wsindexd.sock
+db=$work/index.db
+daemon_pid=
+cleanup() {
+    [ -z "$daemon_pid" ] || { kill -TERM "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null || true; }
+    rm -rf "$work"
+}
+trap cleanup EXIT
+gcc -O2 -pthread -o "$work/walkfloor" "$shared/bench/walkfloor.c"
+
+ctl() { "$wsctl" --socket "$sock" "$@"; }
+
+# A daemon on a fresh database (the old one and its WAL removed); returns once it answers.
+start_fresh_daemon() {
+    rm -f "$db" "$db-wal" "$db-shm"
+    "$wsindexd" --socket "$sock" --db "$db" --workers 2 --log-level warn 2>>"$work/daemon.log" &
+    daemon_pid=$!
+    for _ in $(seq 300); do
+        ctl status >/dev/null 2>&1 && return 0
+        kill -0 "$daemon_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "wsindexd did not start; its log:" >&2
+    cat "$work/daemon.log" >&2
+    exit 1
+}
+stop_daemon() {
+    kill -TERM "$daemon_pid"
+    wait "$daemon_pid" || true
+    daemon_pid=
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# timed CMD...: wall seconds of CMD, its stdout discarded; a failing CMD stops the benchmark.
+timed() {
+    local t0 t1
+    t0=$(now)
+    "$@" > /dev/null || { echo "failed: $*" >&2; exit 1; }
+    t1=$(now)
+    elapsed "$t0" "$t1"
+}
+
+run() {  # tool -> seconds
+    case $1 in
+        scan|rescan) timed ctl scan "$root" --wait ;;
+        floor) timed nice -n 10 "$work/walkfloor" -t 2 "$root" 2>/dev/null ;;  # its summary line
+        walk) timed nice -n 10 "$walk" "$root" --workers 2 ;;
+        find) timed ctl find "$fragment" ;;
+        plocate) timed plocate -d "$work/plocate.db" "$fragment" ;;
+        plocate_b) timed plocate -b -d "$work/plocate.db" "$fragment" ;;
+        du) timed ctl du "$root" --depth 1 ;;
+    esac
+}
+
+echo "# daemon_compare: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), runs=$runs, root=$root, fragment=$fragment"
+t0=$(now)
+updatedb.plocate -U "$root" -o "$work/plocate.db" -l 0
+echo "# updatedb.plocate: $(elapsed "$t0" "$(now)") s (once, not compared)"
+
+declare -A times=()
+tools=(scan floor rescan walk find plocate plocate_b du)
+rss_kib=()
+for ((round = 0; round <= runs; round++)); do  # round 0 warms the caches and is not counted
+    start_fresh_daemon
+    for tool in "${tools[@]}"; do
+        s=$(run "$tool")
+        [ "$round" -eq 0 ] || times[$tool]+=" $s"
+        if [ "$tool" = scan ]; then
+            rss_kib+=("$(awk '/^VmHWM:/ { print $2 }' "/proc/$daemon_pid/status")")
+        fi
+    done
+    stop_daemon
+done
+unset 'rss_kib[0]'
+
+# Answer sizes, for the reader to judge that the same work was done.
+start_fresh_daemon
+ctl scan "$root" --wait > /dev/null
+n_find=$(ctl find "$fragment" | wc -l)
+n_plocate=$(plocate -d "$work/plocate.db" "$fragment" | wc -l)
+n_plocate_b=$(plocate -b -d "$work/plocate.db" "$fragment" | wc -l)
+n_du=$(ctl du "$root" --depth 1 | tail -n +2 | wc -l)
+entries=$(ctl scans --json --limit 1 | grep -o '"entries":[0-9]*' | head -1 | cut -d: -f2)
+stop_daemon
+
+declare -A m=()
+for tool in "${tools[@]}"; do m[$tool]=$(echo "${times[$tool]}" | median); done
+rss=$(printf '%s\n' "${rss_kib[@]}" | sort -n | tail -1)
+
+printf "\n%-8s %-44s %9s  %-34s %9s %7s\n" what wsindexd/wsctl seconds reference seconds ratio
+printf "%-8s %-44s %9s  %-34s %9s %7s\n" scan "wsctl scan --wait (fresh db, $entries entries)" "${m[scan]}" \
+    "walkfloor -t 2" "${m[floor]}" "$(ratio "${m[scan]}" "${m[floor]}")"
+printf "%-8s %-44s %9s  %-34s %9s %7s\n" rescan "wsctl scan --wait (unchanged tree)" "${m[rescan]}" \
+    "wsbench-walk --workers 2" "${m[walk]}" "$(ratio "${m[rescan]}" "${m[walk]}")"
+printf "%-8s %-44s %9s  %-34s %9s %7s\n" find "wsctl find $fragment ($n_find lines)" "${m[find]}" \
+    "plocate ($n_plocate lines, whole path)" "${m[plocate]}" "$(ratio "${m[find]}" "${m[plocate]}")"
+printf "%-8s %-44s %9s  %-34s %9s %7s\n" "" "" "" \
+    "plocate -b ($n_plocate_b lines, name)" "${m[plocate_b]}" "$(ratio "${m[find]}" "${m[plocate_b]}")"
+printf "%-8s %-44s %9s  %-34s %9s %7s\n" du "wsctl du --depth 1 ($n_du rows)" "${m[du]}" "(target < 0.030 s)" "" ""
+printf "%-8s %-44s %9s\n" rss "wsindexd VmHWM during the fresh scan" "$(awk -v r="$rss" 'BEGIN { printf "%.1f MiB", r / 1024 }')"
+echo "# raw seconds per tool:"
+for tool in "${tools[@]}"; do echo "#   $tool:${times[$tool]}"; done
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -46,6 +46,9 @@ struct Config {
     unsigned query_threads = 2;
     // Query jobs waiting for a query thread; beyond it callers get Busy.
     std::size_t max_pending_queries = 256;
+    // Open connections, in all and per uid (root included); beyond: Busy (ipc::ServerOptions).
+    std::size_t max_connections = 256;
+    std::size_t max_connections_per_uid = 64;
     // Cap of a find's result, whatever limit the caller asks for (0 in the request means this).
     std::size_t max_find_results = 100000;
     // Without streaming ("more") one reply must fit the 1 MiB message cap: ~100 B per entry.

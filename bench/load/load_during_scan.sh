@@ -19,8 +19,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# max_pending_queries above the clients: every client has at most one query in flight.
-printf 'max_pending_queries = %d\n' $((clients * 2 + 16)) >"$work/conf"
+# Limits above the clients (all of one uid): each has one connection and one query in flight.
+printf 'max_pending_queries = %d\nmax_connections = %d\nmax_connections_per_uid = %d\n' \
+    $((clients * 2 + 16)) $((clients * 2 + 16)) $((clients * 2 + 16)) >"$work/conf"
 "$bin/wsindexd" --config "$work/conf" --socket "$work/s" --db "$work/index.db" 2>"$work/log" &
 pid=$!
 i=0

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -94,6 +95,7 @@ TEST_F(DiskFull, AScanOutOfSpaceFailsClearlyAndTheDaemonKeepsServing) {
     EXPECT_NE((failed.out + failed.err).find("full"), std::string::npos)
         << "wsctl scan: " << failed.out << failed.err;
     ASSERT_TRUE(daemon_->running()) << "wsindexd died on a full disk; log:\n" << log();
+    std::printf("disk full: wsctl scan said: %s%s", failed.out.c_str(), failed.err.c_str());
 
     // Still serving, on the full file system: status, scans, du, find.
     const auto status = ctl({"status", "--json"});

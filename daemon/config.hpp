@@ -48,6 +48,9 @@ struct Config {
     unsigned query_threads = 2;
     // Query jobs waiting for a query thread; beyond it callers get Busy.
     std::size_t max_pending_queries = 256;
+    // Open connections, in all and per uid (root included); beyond: Busy (ipc::ServerOptions).
+    std::size_t max_connections = 256;
+    std::size_t max_connections_per_uid = 64;
     // Cap of a find's result, whatever limit the caller asks for; 0: none. Streamed answers
     // are read and sent a batch at a time, so the daemon's memory does not grow with them.
     std::size_t max_find_results = 0;

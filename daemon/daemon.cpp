@@ -86,6 +86,8 @@ core::Status Daemon::start() {
 
     ipc::ServerOptions server_options;
     server_options.log = log_from_server;
+    server_options.max_connections = c.max_connections;
+    server_options.max_connections_per_uid = c.max_connections_per_uid;
     waiters_.emplace(io_, c.progress_interval);
     HandlerLimits limits;
     limits.max_find_results = c.max_find_results;
@@ -177,8 +179,9 @@ void Daemon::reload() {
         const Config& now = options_.config;
         if (next.socket_path != now.socket_path || next.db_path != now.db_path ||
             next.socket_mode != now.socket_mode || next.socket_group != now.socket_group ||
-            next.query_threads != now.query_threads) {
-            spdlog::warn("reload: socket, database and thread settings change only at restart");
+            next.query_threads != now.query_threads || next.max_connections != now.max_connections ||
+            next.max_connections_per_uid != now.max_connections_per_uid) {
+            spdlog::warn("reload: socket, database, thread and connection settings change only at restart");
         }
         set_log_level(next.log_level);
         scans_->reconfigure(scan_settings(next));

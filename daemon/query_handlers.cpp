@@ -303,11 +303,18 @@ void scans(HandlerContext& ctx, QueryContext& q, const ipc::ScansParams& p, ipc:
         r.fail(storage_failure("scans", st));
         return;
     }
-    // The running scan's row holds the counts of its last commit; the live job knows more.
-    if (const auto running = ctx.scans.snapshot().running) {
-        const ipc::ScanInfo live = running->info();
-        for (ipc::ScanInfo& s : reply.scans) {
-            if (s.scan_id == live.scan_id && s.state == ipc::ScanState::Running) s = live;
+    // The running scan's row holds the counts of its last commit; the live job knows more. A
+    // row still `running` of a scan this process ended could not be updated (disk full): the
+    // job says how it ended.
+    const ScanSnapshot snap = ctx.scans.snapshot();
+    for (ipc::ScanInfo& s : reply.scans) {
+        if (s.state != ipc::ScanState::Running) continue;
+        if (snap.running && snap.running->info().scan_id == s.scan_id) {
+            s = snap.running->info();
+            continue;
+        }
+        for (const auto& job : snap.ended) {
+            if (job->info().scan_id == s.scan_id) s = job->info();
         }
     }
     r.reply(ipc::to_json(reply));

@@ -45,7 +45,9 @@ void QueryPool::refresh_names() {
         if (stopping_ || !names_enabled_ || refresh_queued_) return;
         refresh_queued_ = true;
         // Not bounded by max_pending_: one at most, and it must not be lost to a busy queue.
-        jobs_.push_back([this](QueryContext& ctx) {
+        // At the front: behind a queue that busy clients keep full it waited minutes (measured
+        // with 100 clients during a 1M-entry rescan), and meanwhile every find fell back to SQL.
+        jobs_.push_front([this](QueryContext& ctx) {
             {
                 std::lock_guard l(mutex_);
                 refresh_queued_ = false;

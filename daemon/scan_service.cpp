@@ -144,6 +144,7 @@ ScanSnapshot ScanService::snapshot() const {
     std::lock_guard lock(mutex_);
     snap.running = running_;
     snap.queued.assign(queue_.begin(), queue_.end());
+    snap.ended.assign(ended_.begin(), ended_.end());
     return snap;
 }
 
@@ -313,6 +314,8 @@ void ScanService::main() {
         // Ended and no longer running in one step: a snapshot never shows an ended job running.
         job->finish(outcome.state, outcome.error);
         running_.reset();
+        ended_.push_back(job);
+        if (ended_.size() > kEndedKept) ended_.pop_front();
         reschedule_locked(job->root(), outcome.state == ipc::ScanState::Done);
         lock.unlock();
         log_outcome(*job);

@@ -76,6 +76,9 @@ struct ScanServiceOptions {
 struct ScanSnapshot {
     std::shared_ptr<const ScanJob> running;  // null when idle
     std::vector<std::shared_ptr<const ScanJob>> queued;
+    // The last few scans this process ended (oldest first): the Scans answer shows them as they
+    // ended when the database could not record it (a full disk leaves the row `running`).
+    std::vector<std::shared_ptr<const ScanJob>> ended;
 };
 
 class ScanService {
@@ -148,6 +151,8 @@ private:
     std::vector<Due> due_;  // guarded; rebuilt on reconfigure
     // Root -> wall-clock end of its last completed scan (ns). Guarded.
     std::map<std::string, std::int64_t> last_done_ns_;
+    std::deque<std::shared_ptr<const ScanJob>> ended_;  // guarded; at most kEndedKept
+    static constexpr std::size_t kEndedKept = 16;
     std::thread thread_;
 };
 

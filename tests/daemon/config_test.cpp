@@ -49,6 +49,8 @@ log_level = "debug"
 rescan_interval = "12h"
 one_file_system = true
 max_find_results = 500
+max_connections = 300
+max_connections_per_uid = 128
 
 [prune]
 paths = ["/tmp", "/var/spool/*"]
@@ -76,6 +78,8 @@ interval = "off"
     EXPECT_EQ(c.log_level, "debug");
     EXPECT_EQ(c.rescan_interval, std::chrono::hours(12));
     EXPECT_EQ(c.max_find_results, 500u);
+    EXPECT_EQ(c.max_connections, 300u);
+    EXPECT_EQ(c.max_connections_per_uid, 128u);
     EXPECT_EQ(c.prune.paths, (std::vector<std::string>{"/tmp", "/var/spool/*"}));
     EXPECT_EQ(c.prune.names, (std::vector<std::string>{".git", ".cache", "node_modules"}));
     EXPECT_EQ(c.prune.fs_types, (std::vector<std::string>{"proc", "sysfs", "tmpfs"}));

@@ -45,8 +45,10 @@ void check_config(const Config& c) {
     check(c.socket_path.empty() || c.socket_path.front() == '/', "socket is absolute");
     check(c.db_path.empty() || c.db_path.front() == '/', "db is absolute");
     check(c.workers <= 1024 && c.query_threads >= 1 && c.query_threads <= 64, "thread counts in range");
-    check(c.max_queued_scans >= 1 && c.max_pending_queries >= 1 && c.max_find_results >= 1,
-          "queue bounds are at least one");
+    // max_find_results may be 0 (no cap: finds are streamed); the queues need room for one.
+    check(c.max_queued_scans >= 1 && c.max_pending_queries >= 1 && c.max_connections >= 1 &&
+              c.max_connections_per_uid >= 1,
+          "queue and connection bounds are at least one");
     check(c.progress_interval.count() >= 10, "progress interval at least 10 ms");
     for (const std::string& p : c.prune.paths) check(!p.empty() && p.front() == '/', "prune paths absolute");
 }

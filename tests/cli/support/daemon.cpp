@@ -18,7 +18,7 @@ namespace wsindex::cli::test {
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)),
       socket_(options_.dir + "/s"),
-      db_(options_.dir + "/db"),
+      db_(options_.db.empty() ? options_.dir + "/db" : options_.db),
       log_path_(options_.dir + "/wsindexd.log") {
     if (options_.uid) {
         if (::chown(options_.dir.c_str(), *options_.uid, options_.gid.value_or(*options_.uid)) != 0) {

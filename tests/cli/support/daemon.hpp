@@ -20,6 +20,7 @@ inline constexpr std::chrono::seconds kStopDeadline{120};
 
 struct DaemonOptions {
     std::string dir;                   // holds the socket, the database and the log
+    std::string db;                    // the database elsewhere (e.g. on a small tmpfs); "": dir/db
     std::optional<uid_t> uid;          // run as this user (the dir is chowned to it)
     std::optional<gid_t> gid;
     std::vector<std::string> extra_args;

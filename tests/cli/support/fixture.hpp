@@ -61,6 +61,7 @@ protected:
             options.uid = uid;
             options.gid = uid;
             options.extra_args = extra_args_;
+            options.db = db_path_;
             daemon_ = std::make_unique<Daemon>(options);
         }
         std::string error;
@@ -96,6 +97,7 @@ protected:
 
     ScratchDir scratch_{"e2e"};
     std::vector<std::string> extra_args_;  // more wsindexd flags, set before start_daemon
+    std::string db_path_;                   // the database path if not in the daemon's dir
     std::unique_ptr<Daemon> daemon_;
 };
 

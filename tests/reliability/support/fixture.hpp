@@ -1,0 +1,74 @@
+// The reliability fixture: the e2e fixture of tests/cli (a real wsindexd on a scratch socket and
+// database, the real wsctl), plus direct protocol calls (fast status polls between faults) and
+// the environment knobs of the long runs.
+#pragma once
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/client.hpp"
+#include "ipc/methods.hpp"
+#include "tests/cli/support/fixture.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace wsindex::reliability::test {
+
+using cli::test::EndToEnd;
+
+// An unsigned environment variable, or `fallback` when unset or empty.
+inline std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && v[0] != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+}
+inline std::string env_text(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+}
+
+class DaemonFixture : public EndToEnd {
+protected:
+    // One protocol call on a fresh connection; the reply's parameters or the error text.
+    ipc::Result<nlohmann::json> call(std::string_view method, const nlohmann::json& params) {
+        ipc::ClientOptions options;
+        options.reply_timeout = std::chrono::minutes(2);
+        auto client = ipc::Client::connect(daemon_->socket(), options);
+        if (!client) return client.error();
+        return client->call(method, params);
+    }
+
+    // Status's running scan once it has a scan id (its row is in the database), polled with a
+    // deadline; nullopt if none showed up (the scan may have ended first).
+    std::optional<nlohmann::json> wait_running(std::chrono::seconds deadline_after) {
+        const auto deadline = std::chrono::steady_clock::now() + deadline_after;
+        while (std::chrono::steady_clock::now() < deadline) {
+            auto status = call(ipc::method::kStatus, nlohmann::json::object());
+            if (!status) {
+                ADD_FAILURE() << "status failed: " << status.error().to_string();
+                return std::nullopt;
+            }
+            const auto& running = status.value()["running"];
+            if (running.is_object() && running.value("scan_id", 0) > 0) return running;
+            if (status.value()["queued"].empty() && !running.is_object()) {
+                return std::nullopt;  // nothing running or queued: it is over
+            }
+            // The poll period of a liveness poll (not a guess at a duration): keeps the poll
+            // from taking a core away from the scan it waits for.
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        return std::nullopt;
+    }
+
+    // Starts a scan of `root` without waiting.
+    void start_scan(const std::string& root) {
+        auto reply = call(ipc::method::kScan, {{"paths", {ipc::encode_bytes(root)}}});
+        ASSERT_TRUE(reply.ok()) << reply.error().to_string();
+    }
+
+    // `wsctl scans --json`'s scans array, newest first.
+    nlohmann::json scans() { return json_of({"scans"})["scans"]; }
+};
+
+}  // namespace wsindex::reliability::test

@@ -61,8 +61,12 @@ std::string shared_dir() {
     if (const char* env = std::getenv("WSINDEX_SHARED_DIR"); env != nullptr && *env != 0) {
         return env;
     }
-    const std::string guess = std::string(WSINDEX_SOURCE_DIR) + "/../shared";
-    return ::access((guess + "/bench/mktree.py").c_str(), R_OK) == 0 ? guess : std::string();
+    // Beside the checkout, else the workplace's copy (a fresh clone elsewhere, as in CI).
+    for (const std::string guess : {std::string(WSINDEX_SOURCE_DIR) + "/../shared",
+                                    std::string("/work/shared")}) {
+        if (::access((guess + "/bench/mktree.py").c_str(), R_OK) == 0) return guess;
+    }
+    return {};
 }
 
 bool make_tree(const std::string& out, int n, const std::string& shape, const std::string& extra) {

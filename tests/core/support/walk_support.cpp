@@ -62,7 +62,7 @@ std::string shared_dir() {
         return env;
     }
     // Beside the checkout, else the workplace's copy (a fresh clone elsewhere, as in CI).
-    for (const std::string guess : {std::string(WSINDEX_SOURCE_DIR) + "/../shared",
+    for (const std::string& guess : {std::string(WSINDEX_SOURCE_DIR) + "/../shared",
                                     std::string("/work/shared")}) {
         if (::access((guess + "/bench/mktree.py").c_str(), R_OK) == 0) return guess;
     }

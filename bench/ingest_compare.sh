@@ -16,6 +16,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=${WSINDEX_SHARED_DIR:-$repo/../shared}
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 trees=${WSTREES:-/tmp/wstrees}
 build=$repo/build
 runs=5
@@ -49,25 +51,7 @@ json_out=$work/ingest.json
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -pthread -o "$floor" "$shared/bench/walkfloor.c"
 
-resolve() {  # NAME -> directory, generating mktree trees on first use
-    case $1 in
-        balanced|lopsided) size=1000000 ;;
-        wide) size=300000 ;;
-        deep) size=20000 ;;
-        *) echo "$1"; return ;;
-    esac
-    if [ ! -d "$trees/$1" ]; then
-        mkdir -p "$trees"
-        echo "generating $trees/$1 ($size entries; takes a while)" >&2
-        python3 "$shared/bench/mktree.py" "$trees/$1" $size "$1" 1 >&2
-    fi
-    echo "$trees/$1"
-}
 
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 run_tool() {  # tool root -> prints wall seconds
     local tool=$1 root=$2 t0 t1

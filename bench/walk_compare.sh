@@ -14,6 +14,8 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=${WSINDEX_SHARED_DIR:-$repo/../shared}
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 trees=${WSTREES:-/tmp/wstrees}
 build=$repo/build
 runs=5
@@ -41,26 +43,7 @@ floor=$(mktemp /tmp/walkfloor.XXXXXX)
 trap 'rm -f "$floor"' EXIT
 gcc -O2 -pthread -o "$floor" "$shared/bench/walkfloor.c"
 
-# resolve NAME -> a directory, generating mktree trees on first use.
-resolve() {
-    case $1 in
-        balanced|lopsided) size=1000000 ;;
-        wide) size=300000 ;;
-        deep) size=20000 ;;
-        *) echo "$1"; return ;;
-    esac
-    if [ ! -d "$trees/$1" ]; then
-        mkdir -p "$trees"
-        echo "generating $trees/$1 ($size entries; takes a while)" >&2
-        python3 "$shared/bench/mktree.py" "$trees/$1" $size "$1" 1 >&2
-    fi
-    echo "$trees/$1"
-}
 
-now() { date +%s.%N; }
-# run_timed OUTVAR CMD...: wall seconds of CMD (stdout discarded unless captured by the caller).
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 run_tool() {  # tool root -> prints seconds; wsbench-walk's JSON goes to $json_out
     local tool=$1 root=$2 t0 t1

@@ -1,0 +1,27 @@
+# bench/lib.sh: helpers shared by the *_compare.sh scripts (sourced; they set $trees, $shared).
+
+now() { date +%s.%N; }
+# elapsed T0 T1: seconds between two `now` readings, 3 decimals.
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# median: of the numbers on stdin (space or newline separated).
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# ratio A B: A / B with 2 decimals, "-" when B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+# resolve NAME: balanced, lopsided (1M), wide (300k), deep (20k) are mktree.py trees in $trees,
+# generated on first use as in shared/bench/ANCHORS.md; anything else is a directory path.
+resolve() {
+    local size
+    case $1 in
+        balanced|lopsided) size=1000000 ;;
+        wide) size=300000 ;;
+        deep) size=20000 ;;
+        *) echo "$1"; return ;;
+    esac
+    if [ ! -d "$trees/$1" ]; then
+        mkdir -p "$trees"
+        echo "generating $trees/$1 ($size entries; takes a while)" >&2
+        python3 "$shared/bench/mktree.py" "$trees/$1" $size "$1" 1 >&2
+    fi
+    echo "$trees/$1"
+}

@@ -27,6 +27,7 @@ EntryType entry_type_from_mode(std::uint32_t mode);
 
 struct WalkResult {
     // The entry's path, rooted at the scan root exactly as given (root itself: the root string).
+    // Only the name for files when the walk ran with WalkOptions::full_paths == false.
     std::string path;
     // path.substr(name_offset) is the entry's own name (for the root: the whole root string).
     std::uint32_t name_offset = 0;

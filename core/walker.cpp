@@ -349,18 +349,31 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         const std::size_t name_len = std::char_traits<char>::length(name);
 
         WalkResult r;
-        r.path = take_path(me);
-        r.path.reserve(name_offset + name_len);
-        r.path.append(dir_path);
-        if (need_slash) r.path.push_back('/');
-        r.path.append(name, name_len);
-        r.name_offset = static_cast<std::uint32_t>(name_offset);
+        // The full path, now or (names only: when the record turns out to need it) later.
+        const auto set_full_path = [&] {
+            if (r.path.capacity() < name_offset + name_len) {
+                std::string spare = take_path(me);
+                r.path.swap(spare);
+            }
+            r.path.clear();
+            r.path.reserve(name_offset + name_len);
+            r.path.append(dir_path);
+            if (need_slash) r.path.push_back('/');
+            r.path.append(name, name_len);
+            r.name_offset = static_cast<std::uint32_t>(name_offset);
+        };
+        if (options.full_paths) {
+            set_full_path();
+        } else {
+            r.path.assign(name, name_len);  // inline up to 15 bytes: no allocation
+        }
         r.parent_id = node->id;
         r.depth = node->depth + 1;
 
         FileStat st;
         const bool probably_dir = d.d_type == DT_DIR || d.d_type == DT_UNKNOWN;
         if (const int rc = fs.stat_at(dfd, name, st, probably_dir); rc < 0) {
+            if (!options.full_paths) set_full_path();
             if (!walk_error_is_recoverable(-rc)) return Status::from_errno(-rc, "stat " + r.path);
             r.error = -rc;
             r.type = entry_type_from_dtype(d.d_type);
@@ -378,6 +391,7 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
             continue;
         }
 
+        if (!options.full_paths) set_full_path();
         r.dir_id = next_dir_id.fetch_add(1, std::memory_order_relaxed);
         bool descend = true;
         if (options.one_file_system && st.dev != root_dev) descend = false;

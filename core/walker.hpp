@@ -83,6 +83,12 @@ struct WalkOptions {
     // than one commit's worth queued, or the walk stalls for every commit: with 4 per worker
     // (8k rows) the 1M-entry ingest took 5.4-6.1 s, with 32 per worker 4.3-4.7 s.
     std::size_t queued_batches = 0;
+    // false: a record of a file (any non-directory) that was stat'ed without error carries
+    // only its name in `path` (name_offset 0); directories and records with an error still
+    // carry the full path. For consumers that know each record's directory by parent_id (the
+    // index stores names under directory ids): most names fit std::string's inline buffer, so
+    // the walk neither builds nor allocates a path per file.
+    bool full_paths = true;
     const FsOps* fs = nullptr;        // null: the real system calls
     CancelToken cancel;               // checked at every task and every few hundred entries
 };

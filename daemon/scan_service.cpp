@@ -338,6 +338,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
         }
     }
     walk.cancel = job->cancel_token();
+    walk.full_paths = false;  // the index stores files by directory id and name
     walk.result_batch = options_.result_batch;
     walk.fs = options_.fs;
 

@@ -73,6 +73,8 @@ public:
     core::Status begin(std::string_view root, const ScanOptions& options = {});
 
     // Takes one batch from the walk. May move from the elements (the walk discards them).
+    // Records of files may carry only their name (WalkOptions::full_paths == false); those of
+    // directories and those with an error must carry the full path.
     // Commits when rows_per_transaction rows are buffered or the oldest is max age old.
     // A non-ok result is fatal for the scan: the caller aborts the walk and calls abort().
     core::Status write(std::span<core::WalkResult> batch);

@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
     app.add_flag("--inline", inline_flag, "write on the consumer thread (the default)");
     app.add_option("--rows-per-txn", rows_per_txn, "rows per transaction");
     bool replay = false;
+    bool full_paths = false;
+    app.add_flag("--full-paths", full_paths, "walk with full paths in every record (comparison)");
     app.add_flag("--replay", replay, "walk into memory first; time the ingest alone");
     CLI11_PARSE(app, argc, argv);
 
@@ -74,6 +76,7 @@ int main(int argc, char** argv) {
     }
     wsindex::core::WalkOptions walk_options;
     walk_options.workers = workers;
+    walk_options.full_paths = full_paths;  // the daemon walks with names only (scan_service)
     wsindex::core::Walker walker(walk_options);
 
     std::vector<std::vector<wsindex::core::WalkResult>> batches;

@@ -112,6 +112,19 @@ TEST(WalkerFaults, EntryVanishesBeforeStat) {
     EXPECT_FALSE(v->has_stat);
     EXPECT_EQ(v->type, core::EntryType::File);  // from d_type (ext4, tmpfs fill it)
     EXPECT_EQ(w.results.size(), find_paths(root).size());
+
+    // Names-only walks still give a record with an error its full path (the index stores
+    // errors by path).
+    WalkOptions names_only;
+    names_only.fs = &fs;
+    names_only.full_paths = false;
+    const Walked n = walk(root, names_only);
+    ASSERT_TRUE(n.status);
+    const auto* nv = find_result(n.results, root + "/d7/victim_file");
+    ASSERT_NE(nv, nullptr);
+    EXPECT_EQ(nv->error, ENOENT);
+    EXPECT_EQ(nv->name(), "victim_file");
+    EXPECT_EQ(find_result(n.results, root + "/d7/file0"), nullptr) << "files carry names only";
 }
 
 TEST(WalkerFaults, FatalErrorsStopTheWalk) {

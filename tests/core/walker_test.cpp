@@ -120,6 +120,47 @@ TEST_P(WalkerShapes, MatchesFindAndLstat) {
     EXPECT_EQ(open_fd_count(), fds_before) << "directory fds leaked";
 }
 
+// Names only (what the index walks with): a file's record carries just its name, with no
+// allocation for short names; directories carry full paths; rebuilt, it is the same walk.
+void expect_names_only_walk_equals_full_walk(const std::string& root, const Walked& full) {
+    WalkOptions names_only;
+    names_only.full_paths = false;
+    names_only.result_batch = 5;
+    const Walked w = walk(root, names_only, /*copy_results=*/true);
+    ASSERT_TRUE(w.status) << w.status.to_string();
+    std::size_t files = 0;
+    for (const auto& r : w.results) {
+        if (r.is_dir() || r.parent_id == 0) {
+            EXPECT_EQ(r.path.rfind(root, 0), 0u) << "a directory's record lacks its path";
+        } else {
+            ++files;
+            EXPECT_EQ(r.name_offset, 0u) << r.path;
+            EXPECT_EQ(r.path.find('/'), std::string::npos) << r.path;
+        }
+    }
+    EXPECT_GT(files, 0u);
+    const auto rebuilt = with_full_paths(w.results);
+    expect_matches_find_and_lstat(root, Walked{w.status, rebuilt, w.stats});
+    expect_consistent_ids(root, rebuilt);
+    EXPECT_EQ(paths_of(rebuilt), paths_of(full.results));
+}
+
+class WalkerNamesOnly : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(WalkerNamesOnly, RecordsRebuildTheSameWalk) {
+    const auto& [shape, n] = GetParam();
+    TempDir tmp;
+    const std::string root = tmp / "tree";
+    if (!make_tree(root, n, shape)) GTEST_SKIP() << "shared/bench/mktree.py not available";
+    expect_names_only_walk_equals_full_walk(root, walk(root));
+}
+
+// Paths past PATH_MAX: OddNamesAndPathsPastPathMax.
+INSTANTIATE_TEST_SUITE_P(Mktree, WalkerNamesOnly,
+                         ::testing::Values(std::make_tuple("balanced", 3000),
+                                           std::make_tuple("wide", 9000)),
+                         [](const auto& param_info) { return std::get<0>(param_info.param); });
+
 INSTANTIATE_TEST_SUITE_P(Mktree, WalkerShapes,
                          ::testing::Values(std::make_tuple("balanced", 3000),
                                            std::make_tuple("lopsided", 3000),
@@ -178,6 +219,7 @@ TEST(Walker, OddNamesAndPathsPastPathMax) {
     std::size_t longest = 0;
     for (const auto& r : w.results) longest = std::max(longest, r.path.size());
     EXPECT_GT(longest, static_cast<std::size_t>(PATH_MAX));
+    expect_names_only_walk_equals_full_walk(root, w);
 }
 
 TEST(Walker, MissingRootFailsBeforeAnyWork) {

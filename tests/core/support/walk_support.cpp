@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -120,6 +121,23 @@ std::vector<std::string> paths_of(const std::vector<core::WalkResult>& results) 
     for (const auto& r : results) out.push_back(r.path);
     std::sort(out.begin(), out.end());
     return out;
+}
+
+std::vector<core::WalkResult> with_full_paths(std::vector<core::WalkResult> results) {
+    std::map<std::uint64_t, std::string> dir_paths;
+    for (const auto& r : results) {
+        if (r.is_dir() && r.dir_id != 0) dir_paths[r.dir_id] = r.path;
+    }
+    for (auto& r : results) {
+        if (r.parent_id == 0 || r.is_dir() || r.path.find('/') != std::string::npos) continue;
+        const auto it = dir_paths.find(r.parent_id);
+        if (it == dir_paths.end()) continue;  // leaves it wrong: the caller's comparison fails
+        std::string full = it->second;
+        if (full.empty() || full.back() != '/') full.push_back('/');
+        r.name_offset = static_cast<std::uint32_t>(full.size());
+        r.path = full + r.path;
+    }
+    return results;
 }
 
 const core::WalkResult* find_result(const std::vector<core::WalkResult>& results,

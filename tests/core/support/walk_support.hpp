@@ -58,6 +58,10 @@ Walked walk(const std::string& root, core::WalkOptions options = {}, bool copy_r
 
 // The sorted paths of `results`.
 std::vector<std::string> paths_of(const std::vector<core::WalkResult>& results);
+
+// Records of a names-only walk (WalkOptions::full_paths == false) with the full path of each
+// file rebuilt from its directory's record, as the index does with directory ids.
+std::vector<core::WalkResult> with_full_paths(std::vector<core::WalkResult> results);
 // Finds the result for `path` (nullptr if absent).
 const core::WalkResult* find_result(const std::vector<core::WalkResult>& results,
                                     const std::string& path);

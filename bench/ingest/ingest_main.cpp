@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
     bool inline_flag = false;  // the old spelling of the default, kept for scripts
     app.add_flag("--inline", inline_flag, "write on the consumer thread (the default)");
     app.add_option("--rows-per-txn", rows_per_txn, "rows per transaction");
+    int checkpoint_ms = -1;
+    app.add_option("--checkpoint-ms", checkpoint_ms,
+                   "checkpoint period during the scan (0: SQLite's automatic checkpoints)");
     bool replay = false;
     bool full_paths = false;
     app.add_flag("--full-paths", full_paths, "walk with full paths in every record (comparison)");
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
     wsindex::storage::BatchWriterOptions options;
     options.threaded = threaded && !inline_flag;
     options.scan.rows_per_transaction = rows_per_txn;
+    if (checkpoint_ms >= 0) options.scan.checkpoint_period = std::chrono::milliseconds(checkpoint_ms);
     std::unique_ptr<wsindex::storage::BatchWriter> writer;
     if (Status s = wsindex::storage::BatchWriter::open(db_path, options, &writer); !s) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", s.to_string().c_str());

@@ -1,10 +1,13 @@
 // wsbench-walk: walk ROOT with the parallel walker; one JSON line of counts, seconds and peak RSS.
 //
-//   wsbench-walk ROOT [--workers N] [--one-file-system] [--print0] [--batch N]
+//   wsbench-walk ROOT [--workers N] [--one-file-system] [--print0] [--batch N] [--full-paths]
 //
 // Results are consumed and dropped batch by batch (as a database writer would take them), so the
 // peak RSS is the walker's own. With --print0 every path goes to stdout NUL-terminated (the set
-// equals `find ROOT -print0`) and the JSON line goes to stderr.
+// equals `find ROOT -print0`) and the JSON line goes to stderr. Without --print0 the walk runs
+// as the index runs it (WalkOptions::full_paths = false: files' records carry their names
+// only), as walkfloor does (it builds paths for directories only); --full-paths builds every
+// path anyway.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -68,12 +71,15 @@ int main(int argc, char** argv) {
     app.add_flag("--one-file-system", one_fs, "do not descend into other file systems");
     app.add_option("--batch", batch, "results per batch handed to the consumer (default 1024)");
     app.add_flag("--print0", print0, "print every path NUL-terminated on stdout, JSON on stderr");
+    bool full_paths = false;
+    app.add_flag("--full-paths", full_paths, "build every record's full path (implied by --print0)");
     CLI11_PARSE(app, argc, argv);
 
     wsindex::core::WalkOptions options;
     options.workers = workers;
     options.one_file_system = one_fs;
     options.result_batch = batch;
+    options.full_paths = full_paths || print0;
     wsindex::core::Walker walker(options);
 
     Counts c;
@@ -107,7 +113,7 @@ int main(int argc, char** argv) {
                  "\"other\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"peak_rss_kib\":%ld,"
                  "\"workers\":%u,\"chunks\":%llu,\"reopens\":%llu,\"max_open_fds\":%llu,"
                  "\"tasks\":%llu,\"steal_attempts\":%llu,\"steals\":%llu,\"parks\":%llu,"
-                 "\"status\":\"%s\"}\n",
+                 "\"full_paths\":%s,\"status\":\"%s\"}\n",
                  static_cast<unsigned long long>(c.entries),
                  static_cast<unsigned long long>(c.dirs), static_cast<unsigned long long>(c.files),
                  static_cast<unsigned long long>(c.symlinks),
@@ -119,7 +125,7 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(st.tasks),
                  static_cast<unsigned long long>(st.steal_attempts),
                  static_cast<unsigned long long>(st.steals),
-                 static_cast<unsigned long long>(st.parks),
+                 static_cast<unsigned long long>(st.parks), options.full_paths ? "true" : "false",
                  status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-walk: %s\n", status.to_string().c_str());

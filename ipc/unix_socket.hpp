@@ -23,7 +23,11 @@ PeerCredentials peer_credentials(int fd);
 struct BindOptions {
     mode_t mode = 0666;                // permission bits of the socket file
     std::optional<gid_t> group;        // chown the socket file to this group
-    int backlog = 128;
+    // Connections the kernel queues before accept (it caps this at net.core.somaxconn, 4096
+    // by default). 128 overflowed when hundreds of clients connected at once (the load bench):
+    // blocked connects then waited out their timeout. systemd's own default for sockets it
+    // binds is SOMAXCONN too.
+    int backlog = 4096;
 };
 
 struct BoundSocket {

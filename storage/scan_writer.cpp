@@ -55,30 +55,41 @@ std::string_view type_letter(core::EntryType type) {
     return kTypeLetters.substr(i == std::string_view::npos ? kTypeLetters.size() - 1 : i, 1);
 }
 
-// Binds an entry row's columns 3..14 (type and metadata; NULL metadata without a stat). Every
-// parameter is bound, so the statement can run without clearing its bindings.
-// Binds columns 3..14 of an entries row whose first parameter is base + 1.
-void bind_entry_metadata(Statement& e, const core::WalkResult& r, int base = 0) {
-    const std::string_view type = type_letter(r.type);
-    sqlite3_bind_text(e.handle(), base + 3, type.data(), 1, SQLITE_STATIC);
+// Binds through a Statement directly (the interface BindCache has, without the cache).
+struct DirectBinder {
+    Statement& statement;
+    void bind_int64(int index, std::int64_t value) { statement.bind_int64(index, value); }
+    void bind_null(int index) { statement.bind_null(index); }
+    void bind_static_text(int index, std::string_view text) {
+        sqlite3_bind_text(statement.handle(), index, text.data(), static_cast<int>(text.size()),
+                          SQLITE_STATIC);
+    }
+};
+
+// Binds columns 3..14 (type and metadata; NULL metadata without a stat) of an entries row
+// whose first parameter is base + 1, through a DirectBinder or a BindCache. Every parameter
+// is bound, so the statement can run without clearing its bindings.
+template <class Binder>
+void bind_entry_metadata(Binder&& b, const core::WalkResult& r, int base = 0) {
+    b.bind_static_text(base + 3, type_letter(r.type));
     if (r.has_stat) {
-        e.bind_int64(base + 4, static_cast<std::int64_t>(r.size))
-            .bind_int64(base + 5, static_cast<std::int64_t>(r.blocks))
-            .bind_int64(base + 6, r.mtime_ns)
-            .bind_int64(base + 7, r.ctime_ns)
-            .bind_int64(base + 8, r.mode)
-            .bind_int64(base + 9, r.uid)
-            .bind_int64(base + 10, r.gid)
-            .bind_int64(base + 11, static_cast<std::int64_t>(r.dev))
-            .bind_int64(base + 12, static_cast<std::int64_t>(r.ino))
-            .bind_int64(base + 13, static_cast<std::int64_t>(r.nlink));
+        b.bind_int64(base + 4, static_cast<std::int64_t>(r.size));
+        b.bind_int64(base + 5, static_cast<std::int64_t>(r.blocks));
+        b.bind_int64(base + 6, r.mtime_ns);
+        b.bind_int64(base + 7, r.ctime_ns);
+        b.bind_int64(base + 8, r.mode);
+        b.bind_int64(base + 9, r.uid);
+        b.bind_int64(base + 10, r.gid);
+        b.bind_int64(base + 11, static_cast<std::int64_t>(r.dev));
+        b.bind_int64(base + 12, static_cast<std::int64_t>(r.ino));
+        b.bind_int64(base + 13, static_cast<std::int64_t>(r.nlink));
     } else {
-        for (int i = 4; i <= 13; ++i) e.bind_null(base + i);
+        for (int i = 4; i <= 13; ++i) b.bind_null(base + i);
     }
     if (r.error != 0) {
-        e.bind_int64(base + 14, r.error);
+        b.bind_int64(base + 14, r.error);
     } else {
-        e.bind_null(base + 14);
+        b.bind_null(base + 14);
     }
 }
 
@@ -155,6 +166,7 @@ core::Status ScanWriter::prepare_statements() {
             sql += ")";
         }
         s = db_.prepare(sql, &insert_entries_);
+        insert_entries_bound_.attach(&insert_entries_, insert_entries_.parameter_count());
     }
     if (s) {
         s = db_.prepare("INSERT INTO temp.pending_dirs(id, parent, depth, prefix) VALUES (?,?,?,?)",
@@ -570,14 +582,14 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
     dir_max_ = std::max(dir_max_, parent);
     // Staged into the next free row of the multi-row insert; the record stays alive in
     // pending_ (its name is bound without a copy) until flush() ends.
-    Statement& e = insert_entries_;
     const int base = static_cast<int>(staged_.size()) * kEntryColumns;
-    e.bind_int64(base + 1, parent).bind_blob_static(base + 2, r.name());
-    bind_entry_metadata(e, r, base);
+    insert_entries_bound_.bind_int64(base + 1, parent);
+    insert_entries_.bind_blob_static(base + 2, r.name());
+    bind_entry_metadata(insert_entries_bound_, r, base);
     staged_.push_back(StagedRow{&r, parent});
     if (staged_.size() == kRowsPerInsert) {
         staged_.clear();
-        if (auto s = e.run_keep_bindings(); !s) return s;
+        if (auto s = insert_entries_.run_keep_bindings(); !s) return s;
     }
     if (!r.is_dir() && r.has_stat && r.nlink > 1) {
         insert_link_.bind_int64(1, parent)
@@ -594,7 +606,7 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
 core::Status ScanWriter::insert_staged_rows() {
     for (const StagedRow& row : staged_) {
         insert_entry_.bind_int64(1, row.parent).bind_blob_static(2, row.record->name());
-        bind_entry_metadata(insert_entry_, *row.record);
+        bind_entry_metadata(DirectBinder{insert_entry_}, *row.record);
         if (auto s = insert_entry_.run_keep_bindings(); !s) return s;
     }
     staged_.clear();
@@ -771,7 +783,7 @@ core::Status ScanWriter::swap_in() {
     // 3. The new root entry, then the new directories with their totals (ascending ids:
     //    they append to dirs).
     insert_entry_.bind_int64(1, root_parent_).bind_blob(2, root_name_);
-    bind_entry_metadata(insert_entry_, root_record_);
+    bind_entry_metadata(DirectBinder{insert_entry_}, root_record_);
     if (auto s = insert_entry_.run(); !s) return s;
     {
         Statement pending;

@@ -37,6 +37,7 @@
 
 #include "core/status.hpp"
 #include "core/walk_result.hpp"
+#include "storage/bind_cache.hpp"
 #include "storage/checkpointer.hpp"
 #include "storage/database.hpp"
 #include "storage/tree_totals.hpp"
@@ -132,6 +133,7 @@ private:
     Statement insert_entry_;
     static constexpr std::size_t kRowsPerInsert = 64;
     Statement insert_entries_;  // kRowsPerInsert rows per execution
+    BindCache insert_entries_bound_;  // its bindings (only ever run with run_keep_bindings)
     struct StagedRow {
         const core::WalkResult* record;  // in pending_
         std::int64_t parent;

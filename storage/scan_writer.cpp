@@ -798,7 +798,17 @@ core::Status ScanWriter::swap_in() {
             !s) {
             return s;
         }
+        // A reused directory's row is replaced in place (same id); a new one is inserted.
+        // Plain INSERT for the new ones: OR REPLACE probed both keys before every insert.
+        Statement replace;
         if (auto s = db_.prepare("INSERT OR REPLACE INTO dirs(id, parent, scan_id, depth,"
+                                 " prefix, size, blocks, files, dirs, digest)"
+                                 " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                                 &replace);
+            !s) {
+            return s;
+        }
+        if (auto s = db_.prepare("INSERT INTO dirs(id, parent, scan_id, depth,"
                                  " prefix, size, blocks, files, dirs, digest)"
                                  " VALUES (?,?,?,?,?,?,?,?,?,?)",
                                  &insert);
@@ -821,7 +831,9 @@ core::Status ScanWriter::swap_in() {
                     continue;
                 }
             }
-            insert.bind_int64(1, pending.column_int64(1))
+            const bool reused = pending.column_int64(1) != id;
+            Statement& write = reused ? replace : insert;
+            write.bind_int64(1, pending.column_int64(1))
                 .bind_int64(2, pending.column_int64(2))
                 .bind_int64(3, scan_id_)
                 .bind_int64(4, pending.column_int64(3))
@@ -831,7 +843,7 @@ core::Status ScanWriter::swap_in() {
                 .bind_int64(8, t.files)
                 .bind_int64(9, t.dirs)
                 .bind_int64(10, static_cast<std::int64_t>(digest));
-            if (auto s = insert.run(); !s) return s;
+            if (auto s = write.run(); !s) return s;
         }
         pending.reset();
         if (auto s = db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");

@@ -109,6 +109,8 @@ void read(FieldReader& r, ScanInfo& out) {
     out.bytes = r.optional_uint64("bytes");
     out.entries_per_second = r.number("entries_per_second", 0);
     out.error = r.text("error");
+    out.root_hidden = r.boolean("root_hidden", false);
+    out.counts_hidden = r.boolean("counts_hidden", false) || out.root_hidden;
 }
 
 void read(FieldReader& r, WorkerStats& out) {
@@ -125,6 +127,7 @@ void read(FieldReader& r, RootInfo& out) {
     out.last_finished_ns = r.int64("last_finished_ns", 0);
     out.entries = r.uint64("entries", 0);
     out.bytes = r.uint64("bytes", 0);
+    out.counts_hidden = r.boolean("counts_hidden", false);
 }
 
 char read_type_letter(FieldReader& r, std::string_view name) {
@@ -209,6 +212,8 @@ json to_json(const ScanInfo& v) {
              {"entries_per_second", v.entries_per_second}};
     if (v.bytes) out["bytes"] = *v.bytes;  // absent: unknown (docs/protocol.md)
     if (!v.error.empty()) out["error"] = display_bytes(v.error);
+    if (v.root_hidden) out["root_hidden"] = true;
+    if (v.counts_hidden) out["counts_hidden"] = true;
     return out;
 }
 
@@ -227,9 +232,11 @@ json to_json(const WorkerStats& v) {
 }
 
 json to_json(const RootInfo& v) {
-    return json{{"root", encode_bytes(v.root)}, {"last_scan_id", v.last_scan_id},
-                {"last_finished_ns", v.last_finished_ns}, {"entries", v.entries},
-                {"bytes", v.bytes}};
+    json out{{"root", encode_bytes(v.root)}, {"last_scan_id", v.last_scan_id},
+             {"last_finished_ns", v.last_finished_ns}, {"entries", v.entries},
+             {"bytes", v.bytes}};
+    if (v.counts_hidden) out["counts_hidden"] = true;
+    return out;
 }
 
 json to_json(const StatusReply& v) {
@@ -240,7 +247,8 @@ json to_json(const StatusReply& v) {
                 {"queued", list_to_json(v.queued)},
                 {"queue_depth", v.queue_depth},
                 {"workers", list_to_json(v.workers)},
-                {"roots", list_to_json(v.roots)}};
+                {"roots", list_to_json(v.roots)},
+                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)}};
 }
 
 json to_json(const CancelParams& v) {
@@ -370,26 +378,32 @@ Result<RootInfo> from_json<RootInfo>(const json& j) {
     return decode_top<RootInfo>(j, [](FieldReader& r, RootInfo& out) { read(r, out); });
 }
 
+// A ScanInfo field that may be null or absent (StatusReply's running and last_failed).
+static std::optional<ScanInfo> read_optional_scan(FieldReader& r, std::string_view name) {
+    const json* raw = r.raw(name);
+    if (raw == nullptr) return std::nullopt;
+    if (!raw->is_object()) {
+        r.fail_field(name, "must be an object or null");
+        return std::nullopt;
+    }
+    FieldReader sub(*raw, std::string(name) + ".");
+    ScanInfo info;
+    read(sub, info);
+    if (auto error = sub.take_error()) {
+        r.fail(std::move(*error));
+        return std::nullopt;
+    }
+    return info;
+}
+
 template <>
 Result<StatusReply> from_json<StatusReply>(const json& j) {
     return decode_top<StatusReply>(j, [](FieldReader& r, StatusReply& out) {
         out.server_version = r.text("server_version");
         out.pid = r.int64("pid", 0);
         out.uptime_ms = r.uint64("uptime_ms", 0);
-        if (const json* running = r.raw("running")) {
-            if (!running->is_object()) {
-                r.fail_field("running", "must be an object or null");
-                return;
-            }
-            FieldReader sub(*running, "running.");
-            ScanInfo info;
-            read(sub, info);
-            if (auto error = sub.take_error()) {
-                r.fail(std::move(*error));
-                return;
-            }
-            out.running = std::move(info);
-        }
+        out.running = read_optional_scan(r, "running");
+        out.last_failed = read_optional_scan(r, "last_failed");
         out.queued = read_objects<ScanInfo>(r, "queued");
         out.queue_depth = r.uint64("queue_depth", 0);
         out.workers = read_objects<WorkerStats>(r, "workers");

@@ -68,6 +68,12 @@ struct ScanInfo {
     std::optional<std::uint64_t> bytes;
     double entries_per_second = 0;
     std::string error;  // failed scans: why (text for people); else empty
+    // Withheld from this caller (docs/security.md, "Scans and status"): root_hidden — the root
+    // is not visible to them, so `root` is empty; counts_hidden — the counts, `bytes` and
+    // `error` would describe directories they may not list, so they are zero/absent/empty.
+    // root_hidden implies counts_hidden. Sent only when true.
+    bool root_hidden = false;
+    bool counts_hidden = false;
 };
 
 // ---- wsindex.Scan ------------------------------------------------------------------------
@@ -95,6 +101,9 @@ struct RootInfo {
     std::int64_t last_finished_ns = 0;
     std::uint64_t entries = 0;
     std::uint64_t bytes = 0;
+    // `entries` and `bytes` withheld (zero): the caller may not list everything below the root.
+    // Roots the caller cannot see at all are left out of the reply.
+    bool counts_hidden = false;
 };
 struct StatusReply {
     std::string server_version;
@@ -105,6 +114,9 @@ struct StatusReply {
     std::uint64_t queue_depth = 0;  // WalkResult batches waiting for the writer
     std::vector<WorkerStats> workers;
     std::vector<RootInfo> roots;
+    // The newest scan that ended failed or cancelled (interrupted counts as failed), with its
+    // reason in `error`; absent when there is none. Redacted like every ScanInfo.
+    std::optional<ScanInfo> last_failed;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------

@@ -176,8 +176,39 @@ TEST(Methods, StatusReplyRoundTrip) {
     EXPECT_EQ(t.roots[0].entries, 1000u);
     EXPECT_EQ(t.queue_depth, 3u);
 
+    EXPECT_FALSE(t.last_failed);
+
     StatusReply idle;
     EXPECT_FALSE(through_wire(idle).running);
+}
+
+TEST(Methods, RedactionFlagsAndLastFailedRoundTrip) {
+    StatusReply s;
+    ScanInfo hidden = sample_scan();
+    hidden.root.clear();
+    hidden.root_hidden = true;
+    hidden.counts_hidden = true;
+    s.last_failed = hidden;
+    s.roots = {RootInfo{"/usr", 4, 99, 0, 0, true}};
+    const json wire = to_json(s);
+    EXPECT_EQ(wire.at("last_failed").value("root_hidden", false), true) << wire.dump();
+    EXPECT_FALSE(wire.at("queued").is_null());
+    const StatusReply t = through_wire(s);
+    ASSERT_TRUE(t.last_failed);
+    EXPECT_TRUE(t.last_failed->root_hidden);
+    EXPECT_TRUE(t.last_failed->counts_hidden);
+    EXPECT_EQ(t.last_failed->state, ScanState::Failed);
+    ASSERT_EQ(t.roots.size(), 1u);
+    EXPECT_TRUE(t.roots[0].counts_hidden);
+    // Unset flags are not sent; a hidden root implies hidden counts for any reader.
+    const json plain = to_json(sample_scan());
+    EXPECT_FALSE(plain.contains("root_hidden"));
+    EXPECT_FALSE(plain.contains("counts_hidden"));
+    json only_root = plain;
+    only_root["root_hidden"] = true;
+    auto decoded = from_json<ScanInfo>(only_root);
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_TRUE(decoded.value().counts_hidden);
 }
 
 TEST(Methods, NestedErrorsNameTheElement) {

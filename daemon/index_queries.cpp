@@ -55,6 +55,13 @@ core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInf
     return {};
 }
 
+core::Status latest_unsuccessful_scan(storage::Database& db, ipc::ScanInfo* out, bool* found) {
+    storage::ScanRow row;
+    if (auto st = storage::Queries(db).latest_unsuccessful_scan(&row, found); !st) return st;
+    if (*found) *out = to_info(std::move(row));
+    return {};
+}
+
 core::Status latest_complete_scan(storage::Database& db, std::uint64_t* out) {
     return storage::Queries(db).latest_complete_scan(out);
 }

@@ -21,6 +21,9 @@ core::Status list_scans(storage::Database& db, std::uint64_t limit, std::vector<
 // One scan by id; found == false if there is none.
 core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out, bool* found);
 
+// The newest scan that ended failed, cancelled or interrupted (as failed); found == false if none.
+core::Status latest_unsuccessful_scan(storage::Database& db, ipc::ScanInfo* out, bool* found);
+
 // The id of the newest completed scan, 0 when there is none.
 core::Status latest_complete_scan(storage::Database& db, std::uint64_t* out);
 

@@ -8,6 +8,7 @@
 
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
+#include "daemon/scan_visibility.hpp"
 #include "daemon/visible_du.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "storage/path_range.hpp"
@@ -99,9 +100,12 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
             return;
         }
     }
-    // One more than wanted tells whether the result was cut.
-    query.limit = want == kNoLimit ? 0 : want + 1;
-    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    const PathFilter& visible = view.can_see;
+    // One more than wanted tells whether the result was cut. Only for a caller who sees every
+    // row may the index stop there: anyone else's limit counts visible rows, so the query runs
+    // until the sink below has `want` of them (rows stream through it; nothing accumulates).
+    query.limit = want == kNoLimit || !view.sees_everything ? 0 : want + 1;
     ipc::FindReply batch;
     std::size_t sent = 0;
     bool closed = false;
@@ -297,7 +301,8 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
     r.reply(ipc::to_json(reply));
 }
 
-void scans(HandlerContext& ctx, QueryContext& q, const ipc::ScansParams& p, ipc::Responder r) {
+void scans(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
+           const ipc::ScansParams& p, ipc::Responder r) {
     ipc::ScansReply reply;
     if (auto st = list_scans(q.db, p.limit, &reply.scans); !st) {
         r.fail(storage_failure("scans", st));
@@ -315,6 +320,14 @@ void scans(HandlerContext& ctx, QueryContext& q, const ipc::ScansParams& p, ipc:
         }
         for (const auto& job : snap.ended) {
             if (job->info().scan_id == s.scan_id) s = job->info();
+        }
+    }
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    ScanRedactor redactor(q.db, view);
+    for (ipc::ScanInfo& s : reply.scans) {
+        if (auto st = redactor.redact(&s); !st) {
+            r.fail(storage_failure("scans", st));
+            return;
         }
     }
     r.reply(ipc::to_json(reply));
@@ -337,10 +350,7 @@ void register_query_handlers(ipc::Server& server, HandlerContext& ctx) {
     add_query<ipc::FindParams>(server, ipc::method::kFind, ctx, find);
     add_query<ipc::DuParams>(server, ipc::method::kDu, ctx, du);
     add_query<ipc::ErrorsParams>(server, ipc::method::kErrors, ctx, errors);
-    add_query<ipc::ScansParams>(
-        server, ipc::method::kScans, ctx,
-        [](HandlerContext& c, QueryContext& q, const ipc::PeerCredentials&,
-           const ipc::ScansParams& p, ipc::Responder r) { scans(c, q, p, std::move(r)); });
+    add_query<ipc::ScansParams>(server, ipc::method::kScans, ctx, scans);
 }
 
 }  // namespace wsindex::daemon

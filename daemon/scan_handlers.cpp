@@ -1,6 +1,7 @@
 // Scan handlers: wsindex.Version, Scan, Cancel and Status.
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
 #include "daemon/scan_root.hpp"
+#include "daemon/scan_visibility.hpp"
 #include "ipc/bytes_codec.hpp"
 
 namespace wsindex::daemon {
@@ -125,8 +127,31 @@ void cancel(HandlerContext& ctx, const ipc::Call& call, const ipc::CancelParams&
     r.reply(ipc::to_json(reply));
 }
 
-// Query thread: the live part from the service, the indexed roots from the database.
-void status(HandlerContext& ctx, QueryContext& q, ipc::Responder r) {
+// The newest scan that ended failed or cancelled: the database's, or one this process ended
+// whose row could not say so (a full disk leaves it `running`; a scan that failed before its
+// row was written has id 0) if it is newer.
+core::Status last_failed_scan(storage::Database& db, const ScanSnapshot& snap,
+                              std::optional<ipc::ScanInfo>* out) {
+    ipc::ScanInfo stored;
+    bool found = false;
+    if (auto st = latest_unsuccessful_scan(db, &stored, &found); !st) return st;
+    if (found) *out = std::move(stored);
+    for (auto it = snap.ended.rbegin(); it != snap.ended.rend(); ++it) {
+        ipc::ScanInfo info = (*it)->info();
+        if (info.state != ipc::ScanState::Failed && info.state != ipc::ScanState::Cancelled) continue;
+        // The database's row wins for the same scan; a job without an id never had a row.
+        const bool newer = !*out || (info.scan_id == 0 ? info.finished_ns > (*out)->finished_ns
+                                                       : info.scan_id > (*out)->scan_id);
+        if (newer) *out = std::move(info);
+        break;  // ended is oldest first: the first failure from the back is the newest
+    }
+    return {};
+}
+
+// Query thread: the live part from the service, the indexed roots from the database; roots,
+// counts and failure texts as this caller may see them (daemon/scan_visibility.hpp).
+void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
+            ipc::Responder r) {
     ipc::StatusReply s;
     s.server_version = WSINDEX_VERSION;
     s.pid = ::getpid();
@@ -136,13 +161,34 @@ void status(HandlerContext& ctx, QueryContext& q, ipc::Responder r) {
     const ScanSnapshot snap = ctx.scans.snapshot();
     if (snap.running) {
         s.running = snap.running->info();
+        // No names in them: shown to everyone.
         ScanJob::PoolStats pool = snap.running->pool_stats();
         s.workers = std::move(pool.workers);
         s.queue_depth = pool.queue_depth;
     }
     for (const auto& job : snap.queued) s.queued.push_back(job->info());
-    if (auto st = list_roots(q.db, &s.roots); !st) {
-        r.fail(storage_failure("status: reading the indexed roots", st));
+    std::vector<ipc::RootInfo> roots;
+    core::Status st = list_roots(q.db, &roots);
+    if (st) st = last_failed_scan(q.db, snap, &s.last_failed);
+    if (!st) {
+        r.fail(storage_failure("status: reading the index", st));
+        return;
+    }
+
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    ScanRedactor redactor(q.db, view);
+    if (s.running && st) st = redactor.redact(&*s.running);
+    for (ipc::ScanInfo& queued : s.queued) {
+        if (st) st = redactor.redact(&queued);
+    }
+    if (s.last_failed && st) st = redactor.redact(&*s.last_failed);
+    for (ipc::RootInfo& root : roots) {
+        bool keep = false;
+        if (st) st = redactor.redact(&root, &keep);
+        if (keep) s.roots.push_back(std::move(root));
+    }
+    if (!st) {
+        r.fail(storage_failure("status: visibility of the scanned roots", st));
         return;
     }
     r.reply(ipc::to_json(s));
@@ -177,8 +223,11 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
             cancel(ctx, call, p, std::move(r));
         });
 
-    server.add_method(std::string(ipc::method::kStatus), [&ctx](const ipc::Call&, ipc::Responder r) {
-        submit_query(ctx, r, [&ctx, r](QueryContext& q) mutable { status(ctx, q, std::move(r)); });
+    server.add_method(std::string(ipc::method::kStatus), [&ctx](const ipc::Call& call, ipc::Responder r) {
+        const ipc::PeerCredentials peer = call.peer;
+        submit_query(ctx, r, [&ctx, peer, r](QueryContext& q) mutable {
+            status(ctx, q, peer, std::move(r));
+        });
     });
 }
 

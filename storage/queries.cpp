@@ -445,6 +445,22 @@ core::Status Queries::latest_complete_scan(std::uint64_t* out) {
     return st;
 }
 
+core::Status Queries::latest_unsuccessful_scan(ScanRow* out, bool* found) {
+    *found = false;
+    Statement s;
+    if (auto st = db_.prepare(std::string(kScanSelect) +
+                                  " WHERE s.state IN ('failed', 'cancelled', 'interrupted')"
+                                  " ORDER BY s.id DESC LIMIT 1",
+                              &s);
+        !st) {
+        return st;
+    }
+    return for_each_row(s, [&](const Statement& row) {
+        *out = read_scan_row(row);
+        *found = true;
+    });
+}
+
 core::Status Queries::errors(std::optional<std::uint64_t> scan_id, std::vector<ErrorRow>* out) {
     out->clear();
     Statement s;

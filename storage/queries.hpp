@@ -136,6 +136,8 @@ public:
     core::Status scan(std::uint64_t scan_id, ScanRow* out, bool* found);
     // The id of the newest completed scan, 0 when there is none.
     core::Status latest_complete_scan(std::uint64_t* out);
+    // The newest scan that ended failed, cancelled or interrupted; *found false if none.
+    core::Status latest_unsuccessful_scan(ScanRow* out, bool* found);
     // scan_id: that scan's errors; nullopt: every error of the current index (rows of completed
     // scans that later rescans did not replace). In path order.
     core::Status errors(std::optional<std::uint64_t> scan_id, std::vector<ErrorRow>* out);

@@ -3,6 +3,7 @@
 // control seams, reload, and a graceful stop in the middle of a scan.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -336,6 +337,138 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     start(std::move(o));
     EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree}}}).kind, ipc::ErrorKind::PermissionDenied);
     EXPECT_EQ(call_error(ipc::method::kCancel, json::object()).kind, ipc::ErrorKind::PermissionDenied);
+}
+
+bool outside_dir0_to_dir2(std::string_view path) {
+    return path.find("/dir0") == std::string_view::npos && path.find("/dir1") == std::string_view::npos &&
+           path.find("/dir2") == std::string_view::npos;
+}
+
+// --limit counts what the caller may see: the index is asked for rows until that many visible
+// ones passed the filter, not for `limit` rows of which the filter then drops some.
+TEST_F(DaemonFixture, FindLimitCountsVisibleEntriesOnly) {
+    DaemonOptions o = options();
+    // Only dir3 and its files (and the tree itself) are visible: the walk meets dir0..dir2 first,
+    // so most of the index's first rows are hidden ones.
+    o.seams.visibility = [](const ipc::PeerCredentials&) -> CallerView {
+        return CallerView{outside_dir0_to_dir2, outside_dir0_to_dir2, false};
+    };
+    start(std::move(o));
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+    const json under{{"under", tree}, {"pattern", "file"}};
+    const std::size_t visible = find_paths(under).size();
+    ASSERT_EQ(visible, 20u);  // dir3's files
+    for (const std::uint64_t limit : {1u, 5u, 19u, 20u, 21u}) {
+        json params = under;
+        params["limit"] = limit;
+        for (const bool streamed : {false, true}) {
+            ipc::Client c = client();
+            ipc::FindReply all;
+            if (streamed) {
+                auto error = c.call_more(ipc::method::kFind, params, [&](const json& part, bool) {
+                    auto r = ipc::from_json<ipc::FindReply>(part);
+                    EXPECT_TRUE(r.ok());
+                    for (auto& e : r.value().entries) all.entries.push_back(std::move(e));
+                    all.truncated = r.value().truncated;
+                    return true;
+                });
+                EXPECT_FALSE(error.has_value());
+            } else {
+                auto r = c.call(ipc::method::kFind, params);
+                ASSERT_TRUE(r.ok());
+                all = ipc::from_json<ipc::FindReply>(r.value()).value();
+            }
+            EXPECT_EQ(all.entries.size(), std::min<std::size_t>(limit, visible))
+                << "limit " << limit << (streamed ? " streamed" : "");
+            EXPECT_EQ(all.truncated, limit < visible) << "limit " << limit;
+        }
+    }
+}
+
+// Status and Scans: a root the caller cannot see is named to nobody but root; counts and
+// failure texts only to a caller who may list everything below the root
+// (daemon/scan_visibility.hpp).
+TEST_F(DaemonFixture, StatusAndScansWithholdWhatTheCallerCannotSee) {
+    std::atomic<bool> hide_dir1{false};
+    Gate gate;
+    DaemonOptions o = options();
+    o.seams.visibility = [&](const ipc::PeerCredentials&) -> CallerView {
+        const bool hide = hide_dir1.load();
+        const PathFilter filter = [hide](std::string_view path) {
+            return !hide || path.find("/dir1") == std::string_view::npos;
+        };
+        return CallerView{filter, filter, false};
+    };
+    o.before_walk = [&](const ScanJob& job) {
+        if (job.root().ends_with("/dir1")) gate.pass();
+    };
+    start(std::move(o));
+    ASSERT_EQ(scan_and_wait(tree + "/dir0").state, ipc::ScanState::Done);
+    // A scan of dir1 that ends cancelled: the last failed one.
+    call_ok(ipc::method::kScan, {{"paths", {tree + "/dir1"}}});
+    ASSERT_TRUE(gate.wait_arrived());
+    call_ok(ipc::method::kCancel);
+    gate.open();
+    ASSERT_TRUE(daemon->scans().wait_idle(60s));
+    ASSERT_EQ(scan_and_wait(tree + "/dir1").state, ipc::ScanState::Done);
+
+    // Everything visible: names, counts and the reason.
+    auto status = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus)).value();
+    ASSERT_EQ(status.roots.size(), 2u);
+    for (const auto& r : status.roots) {
+        EXPECT_EQ(r.entries, 21u) << r.root;
+        EXPECT_FALSE(r.counts_hidden);
+    }
+    ASSERT_TRUE(status.last_failed.has_value());
+    EXPECT_EQ(status.last_failed->state, ipc::ScanState::Cancelled);
+    EXPECT_EQ(status.last_failed->root, tree + "/dir1");
+
+    hide_dir1 = true;
+    const json wire_status = call_ok(ipc::method::kStatus);
+    const json wire_scans = call_ok(ipc::method::kScans);
+    for (const json* wire : {&wire_status, &wire_scans}) {
+        EXPECT_EQ(wire->dump().find("/dir1"), std::string::npos) << wire->dump();
+    }
+    status = ipc::from_json<ipc::StatusReply>(wire_status).value();
+    ASSERT_EQ(status.roots.size(), 1u);  // dir1 is left out
+    EXPECT_EQ(status.roots[0].root, tree + "/dir0");
+    EXPECT_EQ(status.roots[0].entries, 21u);
+    ASSERT_TRUE(status.last_failed.has_value());  // still there, by id and state only
+    EXPECT_EQ(status.last_failed->state, ipc::ScanState::Cancelled);
+    EXPECT_TRUE(status.last_failed->root_hidden);
+    EXPECT_TRUE(status.last_failed->root.empty());
+    EXPECT_TRUE(status.last_failed->error.empty());
+
+    auto scans = ipc::from_json<ipc::ScansReply>(wire_scans).value();
+    ASSERT_EQ(scans.scans.size(), 3u);
+    for (const auto& sc : scans.scans) {
+        const bool of_dir1 = sc.scan_id != scans.scans.back().scan_id;  // newest first
+        EXPECT_EQ(sc.root_hidden, of_dir1) << sc.scan_id;
+        EXPECT_EQ(sc.counts_hidden, of_dir1) << sc.scan_id;
+        if (of_dir1) {
+            EXPECT_EQ(sc.entries, 0u);
+            EXPECT_FALSE(sc.bytes.has_value());
+        } else {
+            EXPECT_GT(sc.entries, 0u);
+        }
+    }
+
+    // The parent of a hidden directory: its name is visible, its counts are not.
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+    status = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus)).value();
+    const ipc::RootInfo* tree_root = nullptr;
+    for (const auto& root : status.roots) {
+        EXPECT_EQ(root.root.find("/dir1"), std::string::npos) << root.root;
+        if (root.root == tree) tree_root = &root;
+    }
+    ASSERT_NE(tree_root, nullptr);
+    EXPECT_TRUE(tree_root->counts_hidden);
+    EXPECT_EQ(tree_root->entries, 0u);
+    scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans, {{"limit", 1}})).value();
+    ASSERT_EQ(scans.scans.size(), 1u);
+    EXPECT_EQ(scans.scans[0].root, tree);
+    EXPECT_FALSE(scans.scans[0].root_hidden);
+    EXPECT_TRUE(scans.scans[0].counts_hidden);
 }
 
 TEST_F(DaemonFixture, ReloadPicksUpNewRoots) {

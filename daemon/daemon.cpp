@@ -88,6 +88,11 @@ core::Status Daemon::start() {
     server_options.log = log_from_server;
     server_options.max_connections = c.max_connections;
     server_options.max_connections_per_uid = c.max_connections_per_uid;
+    // The reserved connection slots are for those who may control scans: root, the daemon's
+    // own user and the control group (docs/daemon.md, "Connection limits").
+    server_options.privileged = [this](const ipc::PeerCredentials& peer) {
+        return may_control(options_.seams, peer);
+    };
     waiters_.emplace(io_, c.progress_interval);
     HandlerLimits limits;
     limits.max_find_results = c.max_find_results;

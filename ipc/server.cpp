@@ -61,18 +61,13 @@ void ServerCore::on_accept(const boost::system::error_code& ec, stream_protocol:
     }
 
     const PeerCredentials peer = peer_credentials(socket.native_handle());
-    const std::size_t for_uid = per_uid_[peer.uid];
-    if (sessions_.size() >= options_.max_connections || for_uid >= options_.max_connections_per_uid) {
+    if (const std::string refusal = admit(peer); !refusal.empty()) {
         // Best effort, never blocking: a fresh socket's send buffer is empty.
-        const std::string frame = encode_error(make_error(
-            ErrorKind::Busy, sessions_.size() >= options_.max_connections
-                                 ? "too many connections; try again later"
-                                 : "too many connections from uid " + std::to_string(peer.uid)));
+        const std::string frame = encode_error(make_error(ErrorKind::Busy, refusal));
         [[maybe_unused]] const auto sent =
             ::send(socket.native_handle(), frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         boost::system::error_code ignored;
         socket.close(ignored);
-        if (for_uid == 0) per_uid_.erase(peer.uid);
         // A flood of connections must not become a flood of log lines: one per 10 s.
         ++refused_since_log_;
         const auto now = std::chrono::steady_clock::now();

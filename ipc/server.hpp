@@ -12,7 +12,9 @@
 // does not speak the protocol will not start to; an unknown method (MethodNotFound) or bad
 // parameters (InvalidParameter) leave the connection open. Idle connections, requests that
 // trickle in, and clients that stop reading replies are cut off by timeouts; connections are
-// capped in total and per uid (over the cap: one Busy error, then close). Peer credentials
+// capped in total and per uid (over the cap: one Busy error, then close), with a few slots kept
+// for privileged callers and, when all are taken, the longest-idle connection of the biggest
+// holder closed to admit a caller who holds fewer (ipc/admission.cpp). Peer credentials
 // (SO_PEERCRED) come with every call.
 #pragma once
 
@@ -53,6 +55,13 @@ struct ServerOptions {
     std::size_t max_connections = 256;
     // One local user cannot take every slot from the others.
     std::size_t max_connections_per_uid = 64;
+    // Of max_connections, this many are kept for privileged callers (below): when the rest are
+    // taken, root can still connect to look and to cancel. See "Connection limits" in
+    // docs/daemon.md for the whole admission rule (eviction of idle connections included).
+    std::size_t reserved_connections = 8;
+    // Who may use the reserved slots. Called on the io thread, only when the shared slots are
+    // full; must not block. Empty: root and the server's own effective uid.
+    std::function<bool(const PeerCredentials&)> privileged;
     // No request for this long with nothing in progress: the connection is closed.
     std::chrono::milliseconds idle_timeout{std::chrono::minutes(5)};
     // From a request's first byte to its NUL: a client trickling bytes is cut off after this.

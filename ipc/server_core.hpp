@@ -34,6 +34,9 @@ public:
     void start_accepting();  // io thread
     void shutdown();         // io thread
     void unregister(std::uint64_t id, uid_t uid);  // io thread, from Session::close
+    // May a new connection from `peer` open now? Empty: yes (possibly after closing an idle
+    // connection to make room); else why not. io thread. ipc/admission.cpp.
+    std::string admit(const PeerCredentials& peer);
     const Handler* find_handler(std::string_view method) const;
     void log(LogLevel level, std::string_view text) const;
 
@@ -55,6 +58,10 @@ public:
     ino_t socket_ino_ = 0;
 
 private:
+    bool is_privileged(const PeerCredentials& peer) const;
+    // Closes the longest-idle connection of the uid holding the most connections, if that uid
+    // holds more than `newcomer_holds` + 1 (so the newcomer never ends up with more than it).
+    bool evict_for(uid_t newcomer, std::size_t newcomer_holds);
     void do_accept();
     void on_accept(const boost::system::error_code& ec, stream_protocol::socket socket);
 };
@@ -66,6 +73,10 @@ public:
     ~Session();
 
     void start();
+    [[nodiscard]] uid_t uid() const { return peer_.uid; }
+    // When it became idle, if it is idle with nothing left to write (closing it loses no
+    // answer); nullopt while a call runs or replies are queued. io thread.
+    [[nodiscard]] std::optional<Clock::time_point> idle_since() const;
     // Closes the socket, cancels the running call and unregisters. Idempotent. io thread.
     void close(std::string_view why);
 

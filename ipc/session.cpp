@@ -48,6 +48,11 @@ void Session::start() {
     update_timer();
 }
 
+std::optional<Clock::time_point> Session::idle_since() const {
+    if (closed_ || !idle() || !out_.empty() || writing_now_ || close_after_flush_) return std::nullopt;
+    return idle_since_;
+}
+
 void Session::close(std::string_view why) {
     if (closed_) return;
     closed_ = true;

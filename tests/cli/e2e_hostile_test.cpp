@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 namespace wsindex::cli::test {
 namespace {
@@ -27,11 +28,11 @@ struct IdleCount {
     int held = 0;          // open and silent: the daemon keeps them until its idle timeout
 };
 
-// Child process (async-signal-safe calls only: the test runner has threads): drop to nobody,
-// open kIdle connections that never send, report what became of them on `report`, hold them
-// until `release` is closed.
-[[noreturn]] void hold_idle_connections(const char* socket_path, int report, int release) {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(3);
+// Child process (async-signal-safe calls only: the test runner has threads): drop to `uid`
+// (and the same gid), open kIdle connections that never send, report what became of them on
+// `report`, hold them until `release` is closed.
+[[noreturn]] void hold_idle_connections(const char* socket_path, uid_t uid, int report, int release) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(3);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, socket_path, sizeof addr.sun_path - 1);
@@ -80,7 +81,7 @@ TEST_F(EndToEnd, HundredsOfIdleConnectionsDoNotStopStatus) {
     if (child == 0) {
         ::close(report[0]);
         ::close(release[1]);
-        hold_idle_connections(daemon_->socket().c_str(), report[1], release[0]);
+        hold_idle_connections(daemon_->socket().c_str(), kNobody, report[1], release[0]);
     }
     ::close(report[1]);
     ::close(release[0]);
@@ -109,6 +110,59 @@ TEST_F(EndToEnd, HundredsOfIdleConnectionsDoNotStopStatus) {
     // After they are gone the daemon is still serving.
     EXPECT_EQ(ctl({"status"}).code, 0) << log();
     EXPECT_TRUE(daemon_->running()) << log();
+}
+
+// Five uids each holding their per-uid share of idle connections fill every slot a caller who
+// is not privileged may use. Root still gets in (the reserved slots), and so does a sixth uid
+// (an idle connection of the biggest holder is closed for it), both at once rather than after
+// the idle timeout (docs/daemon.md, "Connection limits").
+TEST_F(EndToEnd, IdleConnectionsOfFiveUidsStarveNobody) {
+    ASSERT_EQ(::chmod(daemon_->socket().c_str(), 0666), 0);
+    constexpr uid_t kFirst = 62001;  // no accounts needed: uids are numbers to the kernel
+    constexpr int kUids = 5;
+    int release[2];
+    ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0);
+    std::vector<pid_t> children;
+    std::vector<int> reports;
+    for (int i = 0; i < kUids; ++i) {
+        int report[2];
+        ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            ::close(report[0]);
+            ::close(release[1]);
+            hold_idle_connections(daemon_->socket().c_str(), kFirst + static_cast<uid_t>(i),
+                                  report[1], release[0]);
+        }
+        ::close(report[1]);
+        children.push_back(child);
+        reports.push_back(report[0]);
+    }
+    ::close(release[0]);
+    int held = 0;
+    for (const int fd : reports) {
+        IdleCount count;
+        EXPECT_EQ(::read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+        ::close(fd);
+        EXPECT_LE(count.held, 64);  // max_connections_per_uid
+        held += count.held;
+    }
+
+    // Every slot for ordinary callers is taken (256 minus the 8 reserved).
+    const auto root_status = ctl({"status"}, std::chrono::seconds(30));
+    const auto other = run({"/usr/bin/setpriv", "--reuid=62006", "--regid=62006", "--clear-groups",
+                            "--", WSINDEX_WSCTL, "version", "--socket", daemon_->socket()},
+                           scratch_.path(), std::chrono::seconds(30));
+
+    ::close(release[1]);
+    for (const pid_t child : children) {
+        int wstatus = 0;
+        EXPECT_EQ(::waitpid(child, &wstatus, 0), child);
+    }
+    EXPECT_GE(held, 248 - 10) << "the uids did not fill the shared slots";
+    EXPECT_EQ(root_status.code, 0) << root_status.out << root_status.err << log();
+    EXPECT_EQ(other.code, 0) << other.out << other.err << log();
 }
 
 }  // namespace

@@ -30,15 +30,23 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
                  {"ERRORS", Table::Align::Right},
                  {"SIZE", Table::Align::Right},
                  {"ROOT", Table::Align::Left}});
+    bool any_hidden = false;
     for (const auto& s : scans->scans) {
+        any_hidden = any_hidden || s.counts_hidden;
+        // Withheld by the daemon: the caller may not list everything below the root, or may
+        // not see the root at all (docs/security.md).
+        const auto count = [&](std::uint64_t n) { return s.counts_hidden ? "-" : format_count(n); };
         table.add_row({std::to_string(s.scan_id), std::string(ipc::scan_state_name(s.state)),
                        format_time_ns(s.started_ns), format_duration_ms(s.elapsed_ms),
-                       format_count(s.entries), format_count(s.errors),
+                       count(s.entries), count(s.errors),
                        // Known for running scans and the newest completed scan of each root.
                        s.bytes ? format_bytes(*s.bytes) : std::string("-"),
-                       printable(s.root)});
+                       s.root_hidden ? std::string("(hidden)") : printable(s.root)});
     }
     write_out(ctx, table.render());
+    if (any_hidden) {
+        write_out(ctx, "-: hidden, you may not list everything below that root\n");
+    }
     for (const auto& s : scans->scans) {
         if (s.state == ipc::ScanState::Failed && !s.error.empty()) {
             write_out(ctx, "scan " + std::to_string(s.scan_id) + " failed: " + printable(s.error) + "\n");

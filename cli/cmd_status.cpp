@@ -8,23 +8,50 @@ namespace wsindex::cli {
 
 namespace {
 
+// "of /path", or what stands for a root the daemon would not name to this caller.
+std::string scan_root(const ipc::ScanInfo& scan) {
+    return scan.root_hidden ? std::string("a directory you cannot see") : printable(scan.root);
+}
+
+// Counts withheld by the daemon (docs/security.md): they would describe directories this
+// caller may not list.
+constexpr const char* kCountsHidden = "counts hidden (you may not list everything below it)";
+
+std::string render_last_failed(const ipc::ScanInfo& f) {
+    std::string out = "last failed: scan " + std::to_string(f.scan_id) + " of " + scan_root(f) +
+                      ", " + std::string(ipc::scan_state_name(f.state));
+    if (f.finished_ns != 0) out += " at " + format_time_ns(f.finished_ns);
+    if (!f.error.empty()) {
+        out += ": " + printable(f.error);
+    } else if (f.counts_hidden) {
+        out += " (reason hidden: you may not list everything below its root)";
+    }
+    return out + "\n";
+}
+
 std::string render_status(const ipc::StatusReply& s) {
     std::string out = "wsindexd " + s.server_version + ", pid " + std::to_string(s.pid) + ", up " +
                       format_duration_ms(s.uptime_ms) + "\n";
     if (s.running) {
         const auto& r = *s.running;
-        out += "running: scan " + std::to_string(r.scan_id) + " of " + printable(r.root) + "\n";
-        out += "  " + format_duration_ms(r.elapsed_ms) + ", " + format_count(r.entries) +
-               " entries (" + format_count(static_cast<std::uint64_t>(r.entries_per_second + 0.5)) +
-               "/s), " + format_count(r.dirs) + " dirs, " + format_count(r.errors) + " errors, " +
-               format_bytes(r.bytes.value_or(0)) + "\n";
+        out += "running: scan " + std::to_string(r.scan_id) + " of " + scan_root(r) + "\n";
+        if (r.counts_hidden) {
+            out += "  " + format_duration_ms(r.elapsed_ms) + ", " + kCountsHidden + "\n";
+        } else {
+            out += "  " + format_duration_ms(r.elapsed_ms) + ", " + format_count(r.entries) +
+                   " entries (" +
+                   format_count(static_cast<std::uint64_t>(r.entries_per_second + 0.5)) + "/s), " +
+                   format_count(r.dirs) + " dirs, " + format_count(r.errors) + " errors, " +
+                   format_bytes(r.bytes.value_or(0)) + "\n";
+        }
         out += "  writer queue: " + format_count(s.queue_depth) + " batches\n";
     } else {
         out += "idle: no scan running\n";
     }
     for (const auto& q : s.queued) {
-        out += "queued: scan " + std::to_string(q.scan_id) + " of " + printable(q.root) + "\n";
+        out += "queued: scan " + std::to_string(q.scan_id) + " of " + scan_root(q) + "\n";
     }
+    if (s.last_failed) out += render_last_failed(*s.last_failed);
     if (!s.workers.empty()) {
         Table table({{"WORKER", Table::Align::Right},
                      {"TASKS", Table::Align::Right},
@@ -50,12 +77,19 @@ std::string render_status(const ipc::StatusReply& s) {
                        {"ENTRIES", Table::Align::Right},
                        {"SIZE", Table::Align::Right},
                        {"ROOT", Table::Align::Left}});
+        bool any_hidden = false;
         for (const auto& root : s.roots) {
+            any_hidden = any_hidden || root.counts_hidden;
             ordered.add_row({std::to_string(root.last_scan_id), format_time_ns(root.last_finished_ns),
-                             format_count(root.entries), format_bytes(root.bytes),
+                             root.counts_hidden ? "-" : format_count(root.entries),
+                             root.counts_hidden ? "-" : format_bytes(root.bytes),
                              printable(root.root)});
         }
         out += ordered.render();
+        if (any_hidden) {
+            out += "-: hidden, you may not list everything below that root (wsctl du ROOT shows "
+                   "what you may see)\n";
+        }
     }
     return out;
 }

@@ -336,5 +336,85 @@ TEST_F(RealUsers, ScanAndCancelOnlyForTheControlGroup) {
     EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
+// Status and scans name roots and count what is below them: a root nobody but root may see is
+// withheld from the others, and so are the counts of a root whose subtree holds directories the
+// caller may not list, and the reason a scan of it failed (docs/security.md).
+TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee) {
+    // vault/private/, indexed as its own root: vault is 0700 root, so nobody else may learn
+    // the name of private or of anything below it.
+    make_dir(scratch_ / "vault", 0700, 0, 0);
+    const std::string hidden_root = scratch_ / "vault/private";
+    make_dir(hidden_root, 0755, 0, 0);
+    write_sized(hidden_root + "/secret-name.bin", 4096, 0600);
+    scan(hidden_root);
+    // Its last scan failed, with a reason that names a file below it. Written the way the
+    // scan writer records a failure, newest of all scans.
+    const std::string sql =
+        "INSERT INTO scans(root, state, started_ns, finished_ns, entries, errors, error, dir_base,"
+        " dir_max) VALUES (CAST('" + hidden_root + "' AS BLOB), 'failed', 1700000000000000000,"
+        " 1700000001000000000, 7, 1, 'reading " + hidden_root + "/secret-name.bin: EIO', 0, 0);";
+    const Exit s = run({"/usr/bin/sqlite3", daemon_->db(), sql}, scratch_.path());
+    ASSERT_EQ(s.code, 0) << s.err;
+
+    // Root sees it all, the reason included, in both outputs.
+    const nlohmann::json root_status = json_of({"status"});
+    ASSERT_TRUE(root_status.at("last_failed").is_object()) << root_status.dump();
+    EXPECT_EQ(path_of(root_status.at("last_failed").at("root")), hidden_root);
+    EXPECT_NE(root_status.at("last_failed").value("error", "").find("secret-name"), std::string::npos);
+    Exit r = ctl({"status"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("last failed: scan"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("secret-name.bin: EIO"), std::string::npos) << r.out;
+
+    for (const TestUser* user : {&*alice_, &*bob_}) {
+        SCOPED_TRACE(user->name());
+        const nlohmann::json status = json_as(*user, {"status"});
+        const nlohmann::json scans = json_as(*user, {"scans"});
+        for (const nlohmann::json* reply : {&status, &scans}) {
+            EXPECT_EQ(reply->dump().find(hidden_root), std::string::npos) << reply->dump();
+            EXPECT_EQ(reply->dump().find("secret-name"), std::string::npos) << reply->dump();
+        }
+        // The failure is still reported, without its root or reason.
+        const nlohmann::json& failed = status.at("last_failed");
+        ASSERT_TRUE(failed.is_object()) << status.dump();
+        EXPECT_EQ(failed.value("state", ""), "failed");
+        EXPECT_TRUE(failed.value("root_hidden", false)) << status.dump();
+        EXPECT_EQ(failed.value("entries", 1ULL), 0U);
+        // Roots: private/ left out; the tree shown by name, its counts withheld (each user's
+        // view of it lacks the other's home).
+        ASSERT_EQ(status.at("roots").size(), 1U) << status.dump();
+        const nlohmann::json& tree_root = status.at("roots")[0];
+        EXPECT_EQ(path_of(tree_root.at("root")), tree_);
+        EXPECT_TRUE(tree_root.value("counts_hidden", false)) << status.dump();
+        EXPECT_EQ(tree_root.value("entries", 1ULL), 0U);
+        // Scans: every scan listed, private/'s by id and state only.
+        EXPECT_EQ(scans.at("scans").size(), json_of({"scans"}).at("scans").size());
+
+        r = ctl_as(*user, {"status"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_NE(r.out.find("last failed: scan"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("a directory you cannot see, failed"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find("secret-name"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find(hidden_root), std::string::npos) << r.out;
+        r = ctl_as(*user, {"scans"});
+        ASSERT_EQ(r.code, 0) << r.err;
+        EXPECT_NE(r.out.find("(hidden)"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find(hidden_root), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find("secret-name"), std::string::npos) << r.out;
+    }
+
+    // Alice may list everything below her own home: indexed as a root, its counts are hers.
+    scan(alice_home_);
+    const nlohmann::json alice_scans = json_as(*alice_, {"scans", "--limit", "1"});
+    ASSERT_EQ(alice_scans.at("scans").size(), 1U);
+    const nlohmann::json& own = alice_scans.at("scans")[0];
+    EXPECT_EQ(path_of(own.at("root")), alice_home_);
+    EXPECT_FALSE(own.value("counts_hidden", false)) << own.dump();
+    EXPECT_GE(own.value("entries", 0ULL), 3U) << own.dump();  // secret.bin, deep, inner.bin
+    const nlohmann::json bob_scans = json_as(*bob_, {"scans", "--limit", "1"});
+    EXPECT_EQ(path_of(bob_scans.at("scans")[0].at("root")), alice_home_);  // a visible name
+    EXPECT_TRUE(bob_scans.at("scans")[0].value("counts_hidden", false)) << bob_scans.dump();
+}
+
 }  // namespace
 }  // namespace wsindex::cli::test

@@ -74,8 +74,8 @@ public:
 
     void start();
     [[nodiscard]] uid_t uid() const { return peer_.uid; }
-    // When it became idle, if it is idle with nothing left to write (closing it loses no
-    // answer); nullopt while a call runs or replies are queued. io thread.
+    // When it became idle, if it is idle with nothing left to write and no request partly
+    // received (closing it loses nothing); nullopt otherwise. io thread.
     [[nodiscard]] std::optional<Clock::time_point> idle_since() const;
     // Closes the socket, cancels the running call and unregisters. Idempotent. io thread.
     void close(std::string_view why);

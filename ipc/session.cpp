@@ -49,7 +49,12 @@ void Session::start() {
 }
 
 std::optional<Clock::time_point> Session::idle_since() const {
-    if (closed_ || !idle() || !out_.empty() || writing_now_ || close_after_flush_) return std::nullopt;
+    // A request partly received is not idle either: closing would lose it (a client that
+    // trickles one is cut by the request timeout instead).
+    if (closed_ || !idle() || !out_.empty() || writing_now_ || close_after_flush_ ||
+        decoder_.buffered() > 0) {
+        return std::nullopt;
+    }
     return idle_since_;
 }
 

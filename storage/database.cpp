@@ -82,6 +82,7 @@ core::Status Database::open(const std::string& path, OpenMode mode, Database* ou
             return status;
         }
         if (auto status = migrate_schema(db); !status) return status;
+        if (auto status = ensure_query_indexes(db); !status) return status;
     } else {
         if (auto status = check_schema_version(db); !status) return status;
     }

@@ -358,21 +358,36 @@ core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
 core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
                                  std::vector<DirTotalsRow>* out) {
     out->clear();
+    // One key range of dirs(depth, prefix) per level (schema.cpp, ensure_query_indexes): only
+    // the rows answered are read, where one range over the subtree's prefixes read every
+    // directory below `path` to keep a few. Levels stop at the first empty one: a directory's
+    // parent is always in dirs, so nothing deeper exists.
     const PrefixRange r = subtree_range(path);
     Statement s;
     if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
-                              " WHERE id != 0 AND prefix >= ? AND prefix < ? AND depth <= ?"
-                              " ORDER BY prefix",
+                              " WHERE depth = ? AND prefix >= ? AND prefix < ? AND id != 0",
                               &s);
         !st) {
         return st;
     }
-    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, path_depth(path) + depth);
-    for (bool row = true;;) {
-        if (auto st = s.step(&row); !st) return st;
-        if (!row) break;
-        out->push_back(read_dir_row(s));
+    std::vector<std::pair<std::string, DirTotalsRow>> rows;  // by stored prefix
+    const std::int64_t top = path_depth(path);
+    for (std::int64_t level = top; level <= top + depth; ++level) {
+        s.bind_int64(1, level).bind_blob(2, r.lo).bind_blob(3, r.hi);
+        const std::size_t before = rows.size();
+        for (bool row = true;;) {
+            if (auto st = s.step(&row); !st) return st;
+            if (!row) break;
+            rows.emplace_back(std::string(s.column_bytes(0)), read_dir_row(s));
+        }
+        s.reset();
+        if (rows.size() == before) break;
     }
+    // Prefix order ("/a-b/" before "/a/"), not path order: depth-first, as documented.
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out->reserve(rows.size());
+    for (auto& [prefix, row] : rows) out->push_back(std::move(row));
     return {};
 }
 

@@ -395,17 +395,16 @@ core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
 
 namespace {
 
-// root_size: the current dirs row of the root, only for the newest completed scan of that root
-// (one GROUP BY over scans, not a subquery per scan). A root "/" is stored as prefix "/", any
-// other with one trailing '/'; '||' gives TEXT, hence the CAST back to the BLOB of dirs.prefix.
+// root_size, root_dirs: the current dirs row of the root, only for the newest completed scan of
+// that root (one GROUP BY over scans, not a subquery per scan). A root "/" is stored as prefix
+// "/", any other with one trailing '/'; '||' gives TEXT, hence the CAST back to the BLOB of
+// dirs.prefix. dirs.dirs excludes the directory itself; a scan counts its root too, hence + 1.
 constexpr const char* kScanSelect =
     "WITH latest AS (SELECT max(id) AS id FROM scans WHERE state = 'complete' GROUP BY root)"
     " SELECT s.id, s.root, s.state, s.started_ns, coalesce(s.finished_ns, 0), s.entries,"
-    " s.errors, coalesce(s.error, ''),"
-    " CASE WHEN s.id IN (SELECT id FROM latest) THEN (SELECT d.size FROM dirs AS d WHERE"
-    "  d.prefix = CAST(CASE WHEN s.root = X'2F' THEN s.root ELSE s.root || X'2F' END AS BLOB))"
-    " END"
-    " FROM scans AS s";
+    " s.errors, coalesce(s.error, ''), d.size, d.dirs + 1"
+    " FROM scans AS s LEFT JOIN dirs AS d ON s.id IN (SELECT id FROM latest) AND"
+    "  d.prefix = CAST(CASE WHEN s.root = X'2F' THEN s.root ELSE s.root || X'2F' END AS BLOB)";
 
 ScanRow read_scan_row(const Statement& s) {
     ScanRow r;
@@ -418,6 +417,7 @@ ScanRow read_scan_row(const Statement& s) {
     r.errors = static_cast<std::uint64_t>(s.column_int64(6));
     r.error.assign(s.column_bytes(7));
     if (!s.column_is_null(8)) r.root_size = s.column_int64(8);
+    if (!s.column_is_null(9)) r.root_dirs = s.column_int64(9);
     return r;
 }
 

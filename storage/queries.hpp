@@ -83,6 +83,8 @@ struct ScanRow {
     // each root (what that scan left, minus later scans of subtrees); nullopt for every other
     // scan (its rows were replaced, or it never completed) and for a root that is not a dir.
     std::optional<std::int64_t> root_size;
+    // The directories of that tree, the root included (the count a scan reports); same rule.
+    std::optional<std::int64_t> root_dirs;
 };
 
 // One recoverable walk error of a scan.

@@ -113,8 +113,9 @@ public:
     // Runs in a read transaction of its own: not to be called inside the caller's transaction.
     core::Status find(const FindQuery& q, std::vector<FileRow>* out);
     // The same, handing each row to `sink` as it is read (return false to stop early): memory
-    // stays bounded whatever the number of matches (a name-index answer is buffered, at most
-    // the index's candidate threshold; an SQL answer with an order is sorted by SQLite). The
+    // stays bounded whatever the number of matches (a name-index answer with an order is
+    // buffered, at most the index's candidate threshold; an SQL answer with an order is sorted
+    // by SQLite). The
     // read transaction stays open until the last row was handed over.
     using RowSink = std::function<bool(FileRow& row)>;
     core::Status find(const FindQuery& q, const RowSink& sink);
@@ -149,7 +150,7 @@ public:
 
 private:
     core::Status find_with_sql(const FindQuery& q, const RowSink& sink);
-    core::Status find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done);
+    core::Status find_with_index(const FindQuery& q, const RowSink& sink, bool* done);
 
     Database& db_;
     const NameIndex* index_;

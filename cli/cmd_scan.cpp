@@ -48,12 +48,7 @@ int run_scan(const Context& ctx, const ScanOptions& options) {
         if (ctx.json) {
             print_json(ctx, reply.value());
         } else {
-            for (const auto& scan : scans->scans) {
-                const std::string line = "scan " + std::to_string(scan.scan_id) + " " +
-                                         std::string(ipc::scan_state_name(scan.state)) + ": " +
-                                         printable(scan.root) + "\n";
-                write_out(ctx, line);
-            }
+            for (const auto& scan : scans->scans) write_out(ctx, accepted_line(scan) + "\n");
         }
         return finish(ctx, kExitOk);
     }

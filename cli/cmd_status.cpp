@@ -41,7 +41,7 @@ std::string render_status(const ipc::StatusReply& s) {
             out += "  " + format_duration_ms(r.elapsed_ms) + ", " + format_count(r.entries) +
                    " entries (" +
                    format_count(static_cast<std::uint64_t>(r.entries_per_second + 0.5)) + "/s), " +
-                   format_count(r.dirs) + " dirs, " + format_count(r.errors) + " errors, " +
+                   format_count(r.dirs.value_or(0)) + " dirs, " + format_count(r.errors) + " errors, " +
                    format_bytes(r.bytes.value_or(0)) + "\n";
         }
         out += "  writer queue: " + format_count(s.queue_depth) + " batches\n";

@@ -19,9 +19,7 @@ std::string rate(double per_second) {
 }  // namespace
 
 std::string progress_line(const ipc::ScanInfo& scan) {
-    if (scan.state == ipc::ScanState::Queued) {
-        return "scan " + std::to_string(scan.scan_id) + " queued: " + printable(scan.root);
-    }
+    if (scan.state == ipc::ScanState::Queued) return accepted_line(scan);
     std::string line = "scanning " + printable(scan.root) + ": " + format_count(scan.entries) +
                        " entries, " + rate(scan.entries_per_second) + " entries/s, " +
                        format_duration_ms(scan.elapsed_ms);
@@ -31,14 +29,20 @@ std::string progress_line(const ipc::ScanInfo& scan) {
 
 std::string scan_summary(const ipc::ScanInfo& scan) {
     const std::string size = scan.bytes ? format_bytes(*scan.bytes) : std::string("size unknown");
+    const std::string dirs = scan.dirs ? format_count(*scan.dirs) + " dirs" : std::string("dirs unknown");
     std::string line = "scan " + std::to_string(scan.scan_id) + " " +
                        std::string(ipc::scan_state_name(scan.state)) + ": " + printable(scan.root) +
-                       ": " + format_count(scan.entries) + " entries, " + format_count(scan.dirs) +
-                       " dirs, " + size + ", " + format_count(scan.errors) +
+                       ": " + format_count(scan.entries) + " entries, " + dirs + ", " + size + ", " + format_count(scan.errors) +
                        " errors in " + format_duration_ms(scan.elapsed_ms) + " (" +
                        rate(scan.entries_per_second) + " entries/s)";
     if (!scan.error.empty()) line += ": " + printable(scan.error);
     return line;
+}
+
+std::string accepted_line(const ipc::ScanInfo& scan) {
+    const std::string id = scan.scan_id == 0 ? std::string() : " " + std::to_string(scan.scan_id);
+    return "scan" + id + " " + std::string(ipc::scan_state_name(scan.state)) + ": " +
+           printable(scan.root);
 }
 
 bool all_done(const ipc::ScanReply& reply) {

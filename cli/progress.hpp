@@ -19,6 +19,11 @@ std::string progress_line(const ipc::ScanInfo& scan);
 // failed scans end with their error.
 std::string scan_summary(const ipc::ScanInfo& scan);
 
+// What `wsctl scan PATH` (without --wait) says about an accepted scan: "scan 3 running: /home",
+// or "scan queued: /home" for a scan still in the queue, which has no id yet (the daemon
+// numbers a scan when it starts; docs/protocol.md, ScanInfo).
+std::string accepted_line(const ipc::ScanInfo& scan);
+
 // Prints the progress of a waited-for scan request, reply by reply. On a terminal one line is
 // rewritten in place (\r and erase-to-end-of-line); elsewhere a plain line is printed at most
 // every plain_interval per scan and when a scan starts, so logs stay short. A scan's summary is

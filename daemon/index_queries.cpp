@@ -24,6 +24,7 @@ ipc::ScanInfo to_info(storage::ScanRow row) {
     info.entries = row.entries;
     info.errors = row.errors;
     if (row.root_size) info.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_size));
+    if (row.root_dirs) info.dirs = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_dirs));
     info.error = std::move(row.error);
     if (row.state == "interrupted" && info.error.empty()) {
         info.error = "interrupted: wsindexd stopped during the scan";

@@ -397,7 +397,7 @@ void ScanService::log_outcome(const ScanJob& job) {
     switch (info.state) {
         case ipc::ScanState::Done:
             spdlog::info("scan {} done: {}: {} entries, {} dirs, {} errors in {:.1f} s ({:.0f}/s)",
-                         info.scan_id, root, info.entries, info.dirs, info.errors,
+                         info.scan_id, root, info.entries, info.dirs.value_or(0), info.errors,
                          static_cast<double>(info.elapsed_ms) / 1000.0, info.entries_per_second);
             break;
         case ipc::ScanState::Cancelled:

@@ -104,7 +104,7 @@ void read(FieldReader& r, ScanInfo& out) {
     out.finished_ns = r.int64("finished_ns", 0);
     out.elapsed_ms = r.uint64("elapsed_ms", 0);
     out.entries = r.uint64("entries", 0);
-    out.dirs = r.uint64("dirs", 0);
+    out.dirs = r.optional_uint64("dirs");
     out.errors = r.uint64("errors", 0);
     out.bytes = r.optional_uint64("bytes");
     out.entries_per_second = r.number("entries_per_second", 0);
@@ -207,9 +207,9 @@ json to_json(const ScanInfo& v) {
     json out{{"scan_id", v.scan_id},       {"root", encode_bytes(v.root)},
              {"state", scan_state_name(v.state)}, {"started_ns", v.started_ns},
              {"finished_ns", v.finished_ns}, {"elapsed_ms", v.elapsed_ms},
-             {"entries", v.entries},       {"dirs", v.dirs},
-             {"errors", v.errors},
+             {"entries", v.entries},       {"errors", v.errors},
              {"entries_per_second", v.entries_per_second}};
+    if (v.dirs) out["dirs"] = *v.dirs;    // absent: unknown (docs/protocol.md)
     if (v.bytes) out["bytes"] = *v.bytes;  // absent: unknown (docs/protocol.md)
     if (!v.error.empty()) out["error"] = display_bytes(v.error);
     if (v.root_hidden) out["root_hidden"] = true;

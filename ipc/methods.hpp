@@ -61,7 +61,9 @@ struct ScanInfo {
     std::int64_t finished_ns = 0;  // 0 until done/failed/cancelled
     std::uint64_t elapsed_ms = 0;
     std::uint64_t entries = 0;
-    std::uint64_t dirs = 0;
+    // Directories seen so far, the root included (running scans); for ended scans the
+    // directories of the root's tree in the current index, known like `bytes`.
+    std::optional<std::uint64_t> dirs;
     std::uint64_t errors = 0;  // recoverable per-entry errors (see wsindex.Errors)
     // Apparent size of the entries seen so far (running scans); for ended scans the root's size
     // in the current index, known only for the newest completed scan of each root.

@@ -175,16 +175,10 @@ core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
             return s;
         }
         if (generation == index_->generation()) {
-            // Buffered (at most kMaxIndexCandidates rows): past the threshold the SQL scan
-            // answers instead, and nothing may have reached the sink by then.
-            std::vector<FileRow> rows;
             bool done = false;
-            if (auto s = find_with_index(q, &rows, &done); !s) return s;
+            if (auto s = find_with_index(q, sink, &done); !s) return s;
             if (done) {
                 last_used_index_ = true;
-                for (FileRow& row : rows) {
-                    if (!sink(row)) break;
-                }
                 return {};
             }
         }
@@ -192,7 +186,21 @@ core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
     return find_with_sql(q, sink);
 }
 
-core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done) {
+core::Status Queries::find_with_index(const FindQuery& q, const RowSink& sink, bool* done) {
+    // The candidates' keys first (memmem over the names: milliseconds). Past the threshold (a
+    // fragment that is in a large share of all names) one SQL scan is cheaper than the point
+    // lookups; knowing the count before the first lookup lets the rows of a small answer go to
+    // the sink as they are read, so the caller sends the first batch while the rest is read.
+    std::vector<NameIndex::Key> keys;
+    bool too_many = false;
+    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
+        if (keys.size() == kMaxIndexCandidates) {
+            too_many = true;
+            return false;
+        }
+        keys.push_back(key);
+        return true;
+    });
     std::vector<Bind> binds;
     const std::string sql = std::string("SELECT ") + kFileColumns +
                             " FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
@@ -200,32 +208,49 @@ core::Status Queries::find_with_index(const FindQuery& q, std::vector<FileRow>* 
                             metadata_filters(q, &binds);
     Statement lookup;
     if (auto s = db_.prepare(sql, &lookup); !s) return s;
-    // Without an order, the first `limit` matches are the answer; with one, all are needed.
-    const std::size_t wanted =
-        q.order == Order::none && q.limit != 0 ? q.limit : static_cast<std::size_t>(-1);
-    std::size_t candidates = 0;
-    core::Status status;
-    bool too_many = false;
-    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
-        // Past the threshold (a fragment that is in a large share of all names, or filters
-        // that reject most candidates), one SQL scan is cheaper than the point lookups left.
-        if (++candidates > kMaxIndexCandidates) {
-            too_many = true;
-            return false;
+    // Calls `row` for each candidate that passes the filters, until it returns false.
+    auto look_up = [&](const auto& row) -> core::Status {
+        for (const NameIndex::Key& key : keys) {
+            lookup.bind_int64(1, key.dir).bind_blob_static(2, key.name);
+            bind_all(lookup, binds, 3);
+            bool found = false;
+            if (auto s = lookup.step(&found); !s) return s;
+            const bool more = !found || row(read_file_row(lookup));
+            lookup.reset();
+            if (!more) break;
         }
-        lookup.bind_int64(1, key.dir).bind_blob_static(2, key.name);
-        bind_all(lookup, binds, 3);
-        bool row = false;
-        status = lookup.step(&row);
-        if (!status) return false;
-        if (row) out->push_back(read_file_row(lookup));
-        lookup.reset();
-        return out->size() < wanted;
-    });
-    if (!status) return status;
-    if (too_many) return {};  // *done stays false: the SQL scan answers instead
-    sort_rows(q.order, out);
-    if (q.limit != 0 && out->size() > q.limit) out->resize(q.limit);
+        return {};
+    };
+    if (!too_many && q.order == Order::none) {
+        std::size_t sent = 0;
+        if (auto s = look_up([&](FileRow&& r) {
+                return sink(r) && (q.limit == 0 || ++sent < q.limit);
+            });
+            !s) {
+            return s;
+        }
+        *done = true;
+        return {};
+    }
+    // Buffered: an order needs every row; and with too many candidates the index still answers
+    // a limited query if the first `limit` matches are among the candidates seen (then nothing
+    // may have reached the sink before the SQL scan takes over).
+    if (too_many && (q.order != Order::none || q.limit == 0)) return {};
+    std::vector<FileRow> rows;
+    const std::size_t wanted = q.order == Order::none ? q.limit : static_cast<std::size_t>(-1);
+    if (auto s = look_up([&](FileRow&& r) {
+            rows.push_back(std::move(r));
+            return rows.size() < wanted;
+        });
+        !s) {
+        return s;
+    }
+    if (too_many && rows.size() < wanted) return {};  // *done stays false: SQL answers
+    sort_rows(q.order, &rows);
+    if (q.limit != 0 && rows.size() > q.limit) rows.resize(q.limit);
+    for (FileRow& row : rows) {
+        if (!sink(row)) break;
+    }
     *done = true;
     return {};
 }
@@ -358,21 +383,36 @@ core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
 core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
                                  std::vector<DirTotalsRow>* out) {
     out->clear();
+    // One key range of dirs(depth, prefix) per level (schema.cpp, ensure_query_indexes): only
+    // the rows answered are read, where one range over the subtree's prefixes read every
+    // directory below `path` to keep a few. Levels stop at the first empty one: a directory's
+    // parent is always in dirs, so nothing deeper exists.
     const PrefixRange r = subtree_range(path);
     Statement s;
     if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
-                              " WHERE id != 0 AND prefix >= ? AND prefix < ? AND depth <= ?"
-                              " ORDER BY prefix",
+                              " WHERE depth = ? AND prefix >= ? AND prefix < ? AND id != 0",
                               &s);
         !st) {
         return st;
     }
-    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, path_depth(path) + depth);
-    for (bool row = true;;) {
-        if (auto st = s.step(&row); !st) return st;
-        if (!row) break;
-        out->push_back(read_dir_row(s));
+    std::vector<std::pair<std::string, DirTotalsRow>> rows;  // by stored prefix
+    const std::int64_t top = path_depth(path);
+    for (std::int64_t level = top; level <= top + depth; ++level) {
+        s.bind_int64(1, level).bind_blob(2, r.lo).bind_blob(3, r.hi);
+        const std::size_t before = rows.size();
+        for (bool row = true;;) {
+            if (auto st = s.step(&row); !st) return st;
+            if (!row) break;
+            rows.emplace_back(std::string(s.column_bytes(0)), read_dir_row(s));
+        }
+        s.reset();
+        if (rows.size() == before) break;
     }
+    // Prefix order ("/a-b/" before "/a/"), not path order: depth-first, as documented.
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out->reserve(rows.size());
+    for (auto& [prefix, row] : rows) out->push_back(std::move(row));
     return {};
 }
 
@@ -380,17 +420,16 @@ core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
 
 namespace {
 
-// root_size: the current dirs row of the root, only for the newest completed scan of that root
-// (one GROUP BY over scans, not a subquery per scan). A root "/" is stored as prefix "/", any
-// other with one trailing '/'; '||' gives TEXT, hence the CAST back to the BLOB of dirs.prefix.
+// root_size, root_dirs: the current dirs row of the root, only for the newest completed scan of
+// that root (one GROUP BY over scans, not a subquery per scan). A root "/" is stored as prefix
+// "/", any other with one trailing '/'; '||' gives TEXT, hence the CAST back to the BLOB of
+// dirs.prefix. dirs.dirs excludes the directory itself; a scan counts its root too, hence + 1.
 constexpr const char* kScanSelect =
     "WITH latest AS (SELECT max(id) AS id FROM scans WHERE state = 'complete' GROUP BY root)"
     " SELECT s.id, s.root, s.state, s.started_ns, coalesce(s.finished_ns, 0), s.entries,"
-    " s.errors, coalesce(s.error, ''),"
-    " CASE WHEN s.id IN (SELECT id FROM latest) THEN (SELECT d.size FROM dirs AS d WHERE"
-    "  d.prefix = CAST(CASE WHEN s.root = X'2F' THEN s.root ELSE s.root || X'2F' END AS BLOB))"
-    " END"
-    " FROM scans AS s";
+    " s.errors, coalesce(s.error, ''), d.size, d.dirs + 1"
+    " FROM scans AS s LEFT JOIN dirs AS d ON s.id IN (SELECT id FROM latest) AND"
+    "  d.prefix = CAST(CASE WHEN s.root = X'2F' THEN s.root ELSE s.root || X'2F' END AS BLOB)";
 
 ScanRow read_scan_row(const Statement& s) {
     ScanRow r;
@@ -403,6 +442,7 @@ ScanRow read_scan_row(const Statement& s) {
     r.errors = static_cast<std::uint64_t>(s.column_int64(6));
     r.error.assign(s.column_bytes(7));
     if (!s.column_is_null(8)) r.root_size = s.column_int64(8);
+    if (!s.column_is_null(9)) r.root_dirs = s.column_int64(9);
     return r;
 }
 

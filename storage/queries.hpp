@@ -83,6 +83,8 @@ struct ScanRow {
     // each root (what that scan left, minus later scans of subtrees); nullopt for every other
     // scan (its rows were replaced, or it never completed) and for a root that is not a dir.
     std::optional<std::int64_t> root_size;
+    // The directories of that tree, the root included (the count a scan reports); same rule.
+    std::optional<std::int64_t> root_dirs;
 };
 
 // One recoverable walk error of a scan.
@@ -111,8 +113,9 @@ public:
     // Runs in a read transaction of its own: not to be called inside the caller's transaction.
     core::Status find(const FindQuery& q, std::vector<FileRow>* out);
     // The same, handing each row to `sink` as it is read (return false to stop early): memory
-    // stays bounded whatever the number of matches (a name-index answer is buffered, at most
-    // the index's candidate threshold; an SQL answer with an order is sorted by SQLite). The
+    // stays bounded whatever the number of matches (a name-index answer with an order is
+    // buffered, at most the index's candidate threshold; an SQL answer with an order is sorted
+    // by SQLite). The
     // read transaction stays open until the last row was handed over.
     using RowSink = std::function<bool(FileRow& row)>;
     core::Status find(const FindQuery& q, const RowSink& sink);
@@ -149,7 +152,7 @@ public:
 
 private:
     core::Status find_with_sql(const FindQuery& q, const RowSink& sink);
-    core::Status find_with_index(const FindQuery& q, std::vector<FileRow>* out, bool* done);
+    core::Status find_with_index(const FindQuery& q, const RowSink& sink, bool* done);
 
     Database& db_;
     const NameIndex* index_;

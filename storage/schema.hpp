@@ -14,6 +14,10 @@ inline constexpr int kSchemaVersion = 2;
 // transaction. A newer version than kSchemaVersion is StorageErrc::schema_too_new (never touched).
 core::Status migrate_schema(Database& db);
 
+// Indexes that only speed up queries (no data, no layout): created if missing, idempotent, on
+// every read-write open of a current database, so that they need no schema version of their own.
+core::Status ensure_query_indexes(Database& db);
+
 // For read-only connections: the version must be exactly kSchemaVersion.
 core::Status check_schema_version(Database& db);
 

@@ -78,11 +78,13 @@ TEST_F(Small, DuOfAFileIsItsSize) {
     EXPECT_NE(missing.err.find("not in the index"), std::string::npos) << missing.err;
 }
 
-TEST_F(Small, ScansShowTheSizeOfTheNewestScanOfARoot) {
+TEST_F(Small, ScansShowTheSizeAndDirsOfTheNewestScanOfARoot) {
     const std::uint64_t size = du_sb(root_, scratch_.path());
     auto doc = json_of({"scans"});
     ASSERT_EQ(doc["scans"].size(), 1u);
     EXPECT_EQ(doc["scans"][0]["bytes"].get<std::uint64_t>(), size) << doc.dump();
+    // The directories of the tree, root included, as the scan's summary counted them.
+    EXPECT_EQ(doc["scans"][0]["dirs"], 4) << doc.dump();
     auto human = ctl({"scans"});
     EXPECT_NE(human.out.find(format_bytes(size)), std::string::npos) << human.out;
     EXPECT_EQ(human.out.find(" 0 B "), std::string::npos) << human.out;
@@ -92,6 +94,8 @@ TEST_F(Small, ScansShowTheSizeOfTheNewestScanOfARoot) {
     ASSERT_EQ(doc["scans"].size(), 2u);
     EXPECT_EQ(doc["scans"][0]["bytes"].get<std::uint64_t>(), size) << doc.dump();
     EXPECT_FALSE(doc["scans"][1].contains("bytes")) << doc.dump();
+    EXPECT_EQ(doc["scans"][0]["dirs"], 4) << doc.dump();
+    EXPECT_FALSE(doc["scans"][1].contains("dirs")) << doc.dump();
     human = ctl({"scans"});
     EXPECT_NE(human.out.find(" - "), std::string::npos) << human.out;
 }

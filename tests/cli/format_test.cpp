@@ -62,6 +62,18 @@ TEST(Printable, EscapesControlAndInvalidBytes) {
     EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
 }
 
+// A queued scan has no id yet (0 on the wire): never "scan 0 queued".
+TEST(AcceptedLine, QueuedScansHaveNoIdYet) {
+    ipc::ScanInfo scan;
+    scan.root = "/home";
+    scan.state = ipc::ScanState::Queued;
+    EXPECT_EQ(accepted_line(scan), "scan queued: /home");
+    EXPECT_EQ(progress_line(scan), "scan queued: /home");
+    scan.scan_id = 3;
+    scan.state = ipc::ScanState::Running;
+    EXPECT_EQ(accepted_line(scan), "scan 3 running: /home");
+}
+
 TEST(Table, AlignsColumnsAndLeavesTheLastUnpadded) {
     Table table({{"SIZE", Table::Align::Right}, {"PATH", Table::Align::Left}});
     table.add_row({"1.0 KiB", "/a"});
@@ -294,7 +306,8 @@ ipc::ScanReply one_scan(ipc::ScanState state, std::uint64_t entries) {
     scan.root = "/r";
     scan.state = state;
     scan.entries = entries;
-    scan.bytes = 0;  // a live scan always knows its bytes
+    scan.bytes = 0;  // a live scan always knows its bytes and dirs
+    scan.dirs = 0;
     return ipc::ScanReply{{scan}};
 }
 

@@ -112,6 +112,30 @@ TEST_F(QueriesTest, SubstringIsTheDefaultAndUsesTheIndex) {
     EXPECT_EQ(rows.size(), 2u);
 }
 
+// An index answer without an order goes to the sink row by row (the daemon sends batches while
+// the lookups go on); a sink that stops ends the lookups, and `limit` rows at most arrive.
+TEST_F(QueriesTest, IndexAnswerStreamsToTheSinkAndStops) {
+    Queries q(db_, &index_);
+    FindQuery fq;
+    fq.pattern = "o";  // most names of the tree
+    fq.limit = 0;
+    std::vector<std::string> seen;
+    ASSERT_TRUE(q.find(fq, [&](FileRow& row) {
+        seen.push_back(row.path);
+        return seen.size() < 2;
+    }));
+    EXPECT_TRUE(q.last_used_index());
+    EXPECT_EQ(seen.size(), 2u);
+    fq.limit = 3;
+    seen.clear();
+    ASSERT_TRUE(q.find(fq, [&](FileRow& row) {
+        seen.push_back(row.path);
+        return true;
+    }));
+    EXPECT_TRUE(q.last_used_index());
+    EXPECT_EQ(seen.size(), 3u);
+}
+
 TEST_F(QueriesTest, GlobAndRegex) {
     EXPECT_EQ(find("*.cpp", NameMatch::glob),
               (Paths{"/q/src/deep/report.cpp", "/q/src/main.cpp", "/q/src/util.cpp"}));

@@ -163,5 +163,36 @@ TEST(ScanErrors, RecoverableErrorsAreStoredAndReplacedWithTheirSubtree) {
     EXPECT_EQ(test::query_text(db, "SELECT path FROM scan_errors"), "/e/gone");
 }
 
+// du --depth N: every level down to N and nothing deeper, depth-first in stored-prefix order
+// ("/o/a-b" before "/o/a", since '-' < '/'), however the levels are read.
+TEST(Totals, DirTotalsToADepthInPrefixOrder) {
+    TempDir dir;
+    std::unique_ptr<ScanWriter> w;
+    ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));
+    Synth t("/o");
+    const auto a = t.dir(1, "a");
+    const auto x = t.dir(a, "x");
+    t.dir(x, "deep");
+    const auto ab = t.dir(1, "a-b");
+    t.file(ab, "f", 5, 1);
+    t.dir(1, "b");
+    ASSERT_TRUE(scan(*w, "/o", t.results(), 4));
+    auto paths = [&](std::string_view path, std::uint32_t depth) {
+        std::vector<DirTotalsRow> rows;
+        EXPECT_TRUE(Queries(w->database()).dir_totals(path, depth, &rows));
+        std::vector<std::string> out;
+        for (const auto& r : rows) out.push_back(r.path);
+        return out;
+    };
+    using V = std::vector<std::string>;
+    EXPECT_EQ(paths("/o", 0), (V{"/o"}));
+    EXPECT_EQ(paths("/o", 1), (V{"/o", "/o/a-b", "/o/a", "/o/b"}));
+    EXPECT_EQ(paths("/o", 2), (V{"/o", "/o/a-b", "/o/a", "/o/a/x", "/o/b"}));
+    EXPECT_EQ(paths("/o", 4096), (V{"/o", "/o/a-b", "/o/a", "/o/a/x", "/o/a/x/deep", "/o/b"}));
+    EXPECT_EQ(paths("/o/a", 1), (V{"/o/a", "/o/a/x"}));
+    EXPECT_EQ(paths("/o/a/x/deep", 3), (V{"/o/a/x/deep"}));
+    EXPECT_EQ(paths("/o/nope", 3), V{});
+}
+
 }  // namespace
 }  // namespace wsindex::storage

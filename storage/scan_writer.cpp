@@ -134,14 +134,6 @@ core::Status ScanWriter::open(const std::string& db_path, std::unique_ptr<ScanWr
     std::unique_ptr<ScanWriter> writer(new ScanWriter());
     if (auto s = WriterLock::acquire(db_path, &writer->lock_); !s) return s;
     if (auto s = Database::open(db_path, OpenMode::read_write, &writer->db_); !s) return s;
-    // Rows of a running scan wait here for the swap; TEMP, so a crash leaves none behind.
-    if (auto s = writer->db_.exec(
-            "CREATE TEMP TABLE pending_dirs(id INTEGER PRIMARY KEY, parent INTEGER NOT NULL,"
-            " depth INTEGER NOT NULL, prefix BLOB NOT NULL);"
-            "CREATE TEMP TABLE pending_reuse(id INTEGER PRIMARY KEY, old INTEGER NOT NULL)");
-        !s) {
-        return s;
-    }
     if (auto s = writer->prepare_statements(); !s) return s;
     if (auto s = writer->recover(); !s) return s;
     *out = std::move(writer);
@@ -167,13 +159,6 @@ core::Status ScanWriter::prepare_statements() {
         }
         s = db_.prepare(sql, &insert_entries_);
         insert_entries_bound_.attach(&insert_entries_, insert_entries_.parameter_count());
-    }
-    if (s) {
-        s = db_.prepare("INSERT INTO temp.pending_dirs(id, parent, depth, prefix) VALUES (?,?,?,?)",
-                        &insert_pending_dir_);
-    }
-    if (s) {
-        s = db_.prepare("INSERT INTO temp.pending_reuse(id, old) VALUES (?,?)", &insert_reuse_);
     }
     if (s) {
         // OR IGNORE: two names of one inode in one directory count once there anyway.
@@ -330,15 +315,22 @@ core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options
     totals_ = {};
     pending_.clear();
     pending_.reserve(options_.rows_per_transaction);
-    pending_dirs_.clear();
-    open_dirs_.clear();
-    digests_.clear();
-    reused_.clear();
+    release_scan_memory();
     reused_dirs_ = reused_rows_ = 0;
     failed_ = {};
     if (auto s = load_old_dirs(); !s) return s;
     start_checkpointer();
-    return db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
+    return {};
+}
+
+// What a scan keeps per directory, given back once the swap or the abort no longer needs it
+// (the daemon lives on between scans).
+void ScanWriter::release_scan_memory() {
+    open_dirs_ = {};
+    digests_ = {};
+    new_dirs_ = {};
+    prefix_arena_ = {};
+    old_dirs_ = {};
 }
 
 // The indexed directories this scan replaces, with their digests (rows written before the
@@ -348,8 +340,7 @@ core::Status ScanWriter::load_old_dirs() {
     const PrefixRange range = subtree_range(root_);
     Statement dirs;
     if (auto s = db_.prepare("SELECT prefix, id, digest, parent, depth, size, blocks, files,"
-                             " dirs FROM dirs WHERE prefix >= ? AND prefix < ? AND"
-                             " digest IS NOT NULL",
+                             " dirs FROM dirs WHERE prefix >= ? AND prefix < ?",
                              &dirs);
         !s) {
         return s;
@@ -358,8 +349,10 @@ core::Status ScanWriter::load_old_dirs() {
     for (bool row = true;;) {
         if (auto s = dirs.step(&row); !s) return s;
         if (!row) break;
+        std::optional<std::int64_t> digest;
+        if (!dirs.column_is_null(2)) digest = dirs.column_int64(2);
         old_dirs_.emplace(std::string(dirs.column_bytes(0)),
-                          OldDir{dirs.column_int64(1), dirs.column_int64(2), dirs.column_int64(3),
+                          OldDir{dirs.column_int64(1), digest, dirs.column_int64(3),
                                  dirs.column_int64(4),
                                  Totals{dirs.column_int64(5), dirs.column_int64(6),
                                         dirs.column_int64(7), dirs.column_int64(8)}});
@@ -428,20 +421,21 @@ core::Status ScanWriter::accept(core::WalkResult& r) {
     const bool is_root = r.parent_id == 0;
     const std::uint64_t own_id = r.is_dir() ? r.dir_id : 0;
     if (own_id != 0) {
-        const std::int64_t id = gid(own_id);
-        dir_max_ = std::max(dir_max_, id);
-        std::string prefix = r.path;
-        if (prefix.empty() || prefix.back() != '/') prefix.push_back('/');
+        dir_max_ = std::max(dir_max_, gid(own_id));
+        NewDir& d = new_dir(own_id);
+        d.seen = true;
+        d.parent = is_root ? 0 : r.parent_id;
+        d.depth = root_depth_ + r.depth;
+        d.prefix_offset = prefix_arena_.size();
+        prefix_arena_ += r.path;
+        if (r.path.empty() || r.path.back() != '/') prefix_arena_.push_back('/');
+        d.prefix_size = static_cast<std::uint32_t>(prefix_arena_.size() - d.prefix_offset);
         if (incremental()) {
-            OpenDir& d = open_dirs_[own_id];
-            d.expected = r.children;
-            d.rows.reserve(r.children);  // one allocation instead of log2(children)
-            d.changed = d.changed || r.error != 0;  // a partial listing is never "unchanged"
-            d.prefix = prefix;
+            OpenDir& open = open_dirs_[own_id];
+            open.expected = r.children;
+            open.rows.reserve(r.children);  // one allocation instead of log2(children)
+            open.changed = open.changed || r.error != 0;  // a partial listing is never "unchanged"
         }
-        pending_dirs_.push_back(PendingDir{id, is_root ? root_parent_ : gid(r.parent_id),
-                                           static_cast<std::int64_t>(root_depth_ + r.depth),
-                                           std::move(prefix)});
     }
     if (is_root) {
         // Its key collides with the visible old root entry: it is written by the swap.
@@ -476,13 +470,15 @@ void ScanWriter::resolve_dir(std::uint64_t walk_id) {
     const auto it = open_dirs_.find(walk_id);
     OpenDir& d = it->second;
     bool reuse = false;
-    if (!d.changed) {
-        const auto old = old_dirs_.find(d.prefix);
+    if (!d.changed && walk_id < new_dirs_.size() && new_dirs_[walk_id].seen) {
+        NewDir& dir = new_dirs_[walk_id];
+        const auto old = old_dirs_.find(prefix_of(dir));
         const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
-        reuse = old != old_dirs_.end() &&
-                static_cast<std::uint64_t>(old->second.digest) == digest;
+        reuse = old != old_dirs_.end() && old->second.digest &&
+                static_cast<std::uint64_t>(*old->second.digest) == digest;
         if (reuse) {
-            reused_.emplace_back(gid(walk_id), old->second.id);
+            dir.old = &old->second;
+            old->second.reused = true;
             ++reused_dirs_;
             reused_rows_ += d.rows.size();
         }
@@ -505,7 +501,7 @@ core::Status ScanWriter::flush_if_due() {
 }
 
 core::Status ScanWriter::flush() {
-    if (pending_.empty() && pending_dirs_.empty() && reused_.empty()) return {};
+    if (pending_.empty()) return {};
     // Key order inside the transaction: each batch then touches a few B-tree leaves at the
     // right edge instead of scattered pages (ANCHORS: scattered keys cost 12x).
     // Small keys, not the 100-byte records, are what the sort moves; comparing the names'
@@ -533,20 +529,6 @@ core::Status ScanWriter::flush() {
     staged_.clear();
     for (std::size_t i = 0; s && i < order_.size(); ++i) s = insert_row(pending_[order_[i].index]);
     if (s) s = insert_staged_rows();
-    for (std::size_t i = 0; s && i < pending_dirs_.size(); ++i) {
-        const PendingDir& d = pending_dirs_[i];
-        insert_pending_dir_.bind_int64(1, d.id)
-            .bind_int64(2, d.parent)
-            .bind_int64(3, d.depth)
-            .bind_blob_static(4, d.prefix);
-        s = insert_pending_dir_.run_keep_bindings();
-    }
-    for (std::size_t i = 0; s && i < reused_.size(); ++i) {
-        insert_reuse_.bind_int64(1, reused_[i].first).bind_int64(2, reused_[i].second);
-        s = insert_reuse_.run_keep_bindings();
-    }
-    pending_dirs_.clear();
-    reused_.clear();
     if (s) {
         update_progress_.bind_int64(1, static_cast<std::int64_t>(entries_))
             .bind_int64(2, static_cast<std::int64_t>(errors_))
@@ -643,6 +625,7 @@ core::Status ScanWriter::complete() {
     last_scan_id_ = scan_id_;
     scan_id_ = 0;
     totals_ = {};
+    release_scan_memory();
     return {};
 }
 
@@ -751,18 +734,26 @@ core::Status ScanWriter::swap_in() {
         }
     }
 
-    // 2. Delete what the scan replaces: directories at or below root, top-level roots below
-    //    it, the old root entry, and the errors recorded there by earlier scans.
+    // 2. Delete what the scan replaces: directories at or below root (old_dirs_ holds them
+    //    all; reused ones keep their id and rows, and are updated below), top-level roots
+    //    below it, the old root entry, and the errors recorded there by earlier scans.
     {
-        const std::string id = std::to_string(scan_id_);
+        Statement to_garbage;
+        Statement delete_dir;
+        if (auto s = db_.prepare("INSERT OR IGNORE INTO garbage(dir) VALUES (?)", &to_garbage);
+            !s) {
+            return s;
+        }
+        if (auto s = db_.prepare("DELETE FROM dirs WHERE id = ?", &delete_dir); !s) return s;
+        for (const auto& [prefix, old] : old_dirs_) {
+            if (old.reused) continue;
+            to_garbage.bind_int64(1, old.id);
+            if (auto s = to_garbage.run(); !s) return s;
+            delete_dir.bind_int64(1, old.id);
+            if (auto s = delete_dir.run(); !s) return s;
+        }
         Statement stmt;
         const char* deletes[] = {
-            // Reused directories keep their id and rows: not garbage.
-            ("INSERT OR IGNORE INTO garbage(dir) SELECT id FROM dirs"
-             " WHERE prefix >= ?1 AND prefix < ?2"
-             " AND id NOT IN (SELECT old FROM temp.pending_reuse)"),  // one element
-            ("DELETE FROM dirs WHERE prefix >= ?1 AND prefix < ?2"
-             " AND id NOT IN (SELECT old FROM temp.pending_reuse)"),  // kept, updated below
             "DELETE FROM entries WHERE dir = 0 AND name >= ?1 AND name < ?2",
             "DELETE FROM entries WHERE dir = ?4 AND name = ?5",
             "DELETE FROM errors WHERE scan_id != ?6 AND (path = ?3 OR (path >= ?1 AND path < ?2))",
@@ -786,21 +777,10 @@ core::Status ScanWriter::swap_in() {
     bind_entry_metadata(DirectBinder{insert_entry_}, root_record_);
     if (auto s = insert_entry_.run(); !s) return s;
     {
-        Statement pending;
-        Statement insert;
-        // A reused directory keeps its old id, and its children's parent follows it.
-        if (auto s = db_.prepare("SELECT p.id, coalesce(r.old, p.id), coalesce(rp.old, p.parent),"
-                                 " p.depth, p.prefix FROM temp.pending_dirs AS p"
-                                 " LEFT JOIN temp.pending_reuse AS r ON r.id = p.id"
-                                 " LEFT JOIN temp.pending_reuse AS rp ON rp.id = p.parent"
-                                 " ORDER BY p.id",
-                                 &pending);
-            !s) {
-            return s;
-        }
         // A reused directory's row is replaced in place (same id); a new one is inserted.
         // Plain INSERT for the new ones: OR REPLACE probed both keys before every insert.
         Statement replace;
+        Statement insert;
         if (auto s = db_.prepare("INSERT OR REPLACE INTO dirs(id, parent, scan_id, depth,"
                                  " prefix, size, blocks, files, dirs, digest)"
                                  " VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -815,40 +795,37 @@ core::Status ScanWriter::swap_in() {
             !s) {
             return s;
         }
-        for (bool row = true;;) {
-            if (auto s = pending.step(&row); !s) return s;
-            if (!row) break;
-            const std::int64_t id = pending.column_int64(0);
-            const auto walk_id = static_cast<std::uint64_t>(id - base_ + 1);
+        // A reused directory keeps its old id, and its children's parent follows it.
+        auto final_id = [this](std::uint64_t walk_id) {
+            const NewDir& d = new_dirs_[walk_id];
+            return d.old != nullptr ? d.old->id : gid(walk_id);
+        };
+        // Ascending walk ids, so that new rows append to dirs.
+        for (std::uint64_t walk_id = 1; walk_id < new_dirs_.size(); ++walk_id) {
+            const NewDir& d = new_dirs_[walk_id];
+            if (!d.seen) continue;
+            const std::int64_t id = final_id(walk_id);
+            const std::int64_t parent = d.parent == 0 ? root_parent_ : final_id(d.parent);
             const Totals t = totals_.total(walk_id);
             const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
-            if (walk_id != 1 && pending.column_int64(1) != id) {
-                // A reused directory whose row would not change is left alone: a rescan of
-                // an unchanged tree rewrites no dirs rows but the root's (its scan_id moves).
-                const auto old = old_dirs_.find(std::string(pending.column_bytes(4)));
-                if (old != old_dirs_.end() && old->second.parent == pending.column_int64(2) &&
-                    old->second.depth == pending.column_int64(3) && old->second.totals == t) {
-                    continue;
-                }
+            // A reused directory whose row would not change is left alone: a rescan of an
+            // unchanged tree rewrites no dirs rows but the root's (its scan_id moves).
+            if (walk_id != 1 && d.old != nullptr && d.old->parent == parent &&
+                d.old->depth == d.depth && d.old->totals == t) {
+                continue;
             }
-            const bool reused = pending.column_int64(1) != id;
-            Statement& write = reused ? replace : insert;
-            write.bind_int64(1, pending.column_int64(1))
-                .bind_int64(2, pending.column_int64(2))
+            Statement& write = d.old != nullptr ? replace : insert;
+            write.bind_int64(1, id)
+                .bind_int64(2, parent)
                 .bind_int64(3, scan_id_)
-                .bind_int64(4, pending.column_int64(3))
-                .bind_blob_static(5, pending.column_bytes(4))
+                .bind_int64(4, d.depth)
+                .bind_blob_static(5, prefix_of(d))
                 .bind_int64(6, t.size)
                 .bind_int64(7, t.blocks)
                 .bind_int64(8, t.files)
                 .bind_int64(9, t.dirs)
                 .bind_int64(10, static_cast<std::int64_t>(digest));
             if (auto s = write.run(); !s) return s;
-        }
-        pending.reset();
-        if (auto s = db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
-            !s) {
-            return s;
         }
     }
 
@@ -937,10 +914,7 @@ core::Status ScanWriter::abort(const core::Status& reason, bool cancelled) {
     core::Status first = mark_finished(cancelled ? "cancelled" : "failed",
                                        reason.is_ok() ? std::string("cancelled") : reason.to_string());
     core::Status cleared = clear_scan_rows(scan_id_, base_, dir_max_);
-    (void)db_.exec("DELETE FROM temp.pending_dirs; DELETE FROM temp.pending_reuse");
-    pending_dirs_.clear();
-    open_dirs_.clear();
-    reused_.clear();
+    release_scan_memory();
     last_scan_id_ = scan_id_;
     scan_id_ = 0;
     return first ? cleared : first;

@@ -383,30 +383,43 @@ core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
 core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
                                  std::vector<DirTotalsRow>* out) {
     out->clear();
-    // One key range of dirs(depth, prefix) per level (schema.cpp, ensure_query_indexes): only
-    // the rows answered are read, where one range over the subtree's prefixes read every
-    // directory below `path` to keep a few. Levels stop at the first empty one: a directory's
-    // parent is always in dirs, so nothing deeper exists.
-    const PrefixRange r = subtree_range(path);
-    Statement s;
-    if (auto st = db_.prepare("SELECT prefix, size, blocks, files, dirs, depth FROM dirs"
-                              " WHERE depth = ? AND prefix >= ? AND prefix < ? AND id != 0",
-                              &s);
+    // The directory by its prefix, then its children by dirs(parent) (schema.cpp,
+    // ensure_query_indexes), a level at a time: only the rows answered are read, where one
+    // range over the subtree's prefixes read every directory below `path` to keep a few.
+    // Levels stop at the first empty one.
+    constexpr const char* kColumns = "SELECT prefix, size, blocks, files, dirs, depth, id FROM dirs";
+    Statement self;
+    Statement children;
+    if (auto st = db_.prepare(std::string(kColumns) + " WHERE prefix = ? AND id != 0", &self);
+        !st) {
+        return st;
+    }
+    if (auto st = db_.prepare(std::string(kColumns) + " WHERE parent = ? AND id != 0", &children);
         !st) {
         return st;
     }
     std::vector<std::pair<std::string, DirTotalsRow>> rows;  // by stored prefix
-    const std::int64_t top = path_depth(path);
-    for (std::int64_t level = top; level <= top + depth; ++level) {
-        s.bind_int64(1, level).bind_blob(2, r.lo).bind_blob(3, r.hi);
-        const std::size_t before = rows.size();
+    std::vector<std::int64_t> level;                          // ids of the last level read
+    std::vector<std::int64_t> next;
+    auto read = [&](Statement& s) -> core::Status {
         for (bool row = true;;) {
             if (auto st = s.step(&row); !st) return st;
             if (!row) break;
             rows.emplace_back(std::string(s.column_bytes(0)), read_dir_row(s));
+            next.push_back(s.column_int64(6));
         }
         s.reset();
-        if (rows.size() == before) break;
+        return {};
+    };
+    self.bind_blob(1, dir_prefix(path));
+    if (auto st = read(self); !st) return st;
+    for (std::uint32_t d = 0; d < depth && !next.empty(); ++d) {
+        level.swap(next);
+        next.clear();
+        for (const std::int64_t id : level) {
+            children.bind_int64(1, id);
+            if (auto st = read(children); !st) return st;
+        }
     }
     // Prefix order ("/a-b/" before "/a/"), not path order: depth-first, as documented.
     std::sort(rows.begin(), rows.end(),

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstring>
 #include <ctime>
 #include <utility>
@@ -329,8 +330,35 @@ void ScanWriter::release_scan_memory() {
     open_dirs_ = {};
     digests_ = {};
     new_dirs_ = {};
-    prefix_arena_ = {};
+    prefix_blocks_.clear();
+    prefix_blocks_.shrink_to_fit();
+    prefix_block_free_ = 0;
     old_dirs_ = {};
+}
+
+void ScanWriter::store_prefix(std::string_view path, NewDir& d) {
+    const bool slash = path.empty() || path.back() != '/';
+    const std::size_t size = path.size() + (slash ? 1 : 0);
+    char* at = nullptr;
+    if (size > PATH_MAX) {
+        // A path past PATH_MAX (the walker goes there) gets a block of its own, before the
+        // last one so that the last block's free space stays usable.
+        auto own = std::make_unique<char[]>(size);
+        at = own.get();
+        prefix_blocks_.insert(prefix_blocks_.end() - (prefix_blocks_.empty() ? 0 : 1),
+                              std::move(own));
+    } else {
+        if (prefix_block_free_ < size) {
+            prefix_blocks_.push_back(std::make_unique<char[]>(kPrefixBlock));
+            prefix_block_free_ = kPrefixBlock;
+        }
+        at = prefix_blocks_.back().get() + (kPrefixBlock - prefix_block_free_);
+        prefix_block_free_ -= size;
+    }
+    std::memcpy(at, path.data(), path.size());
+    if (slash) at[path.size()] = '/';
+    d.prefix = at;
+    d.prefix_size = static_cast<std::uint32_t>(size);
 }
 
 // The indexed directories this scan replaces, with their digests (rows written before the
@@ -426,10 +454,7 @@ core::Status ScanWriter::accept(core::WalkResult& r) {
         d.seen = true;
         d.parent = is_root ? 0 : r.parent_id;
         d.depth = root_depth_ + r.depth;
-        d.prefix_offset = prefix_arena_.size();
-        prefix_arena_ += r.path;
-        if (r.path.empty() || r.path.back() != '/') prefix_arena_.push_back('/');
-        d.prefix_size = static_cast<std::uint32_t>(prefix_arena_.size() - d.prefix_offset);
+        store_prefix(r.path, d);
         if (incremental()) {
             OpenDir& open = open_dirs_[own_id];
             open.expected = r.children;

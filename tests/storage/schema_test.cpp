@@ -42,31 +42,36 @@ TEST(Schema, ReopenKeepsVersionAndReadOnlyOpens) {
 }
 
 // The du index is created with a fresh schema and added to an existing one at the next
-// read-write open, without a new schema version.
-TEST(Schema, DirsDepthIndexOnFreshAndExistingDatabases) {
+// read-write open, without a new schema version; the earlier dirs(depth, prefix) goes.
+TEST(Schema, DirsParentIndexOnFreshAndExistingDatabases) {
     TempDir dir;
     const char* count_index =
+        "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'dirs_parent'";
+    const char* count_old =
         "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'dirs_depth_prefix'";
     {
         Database db;
         ASSERT_TRUE(Database::open(dir / "index.db", OpenMode::read_write, &db));
         EXPECT_EQ(test::query_int(db, count_index), 1);
-        ASSERT_TRUE(db.exec("DROP INDEX dirs_depth_prefix"));  // a database of an older build
+        EXPECT_EQ(test::query_int(db, count_old), 0);
+        // A database of an older build: no dirs_parent, the earlier du index instead.
+        ASSERT_TRUE(db.exec("DROP INDEX dirs_parent;"
+                            " CREATE INDEX dirs_depth_prefix ON dirs(depth, prefix)"));
     }
     Database db;
     auto s = Database::open(dir / "index.db", OpenMode::read_write, &db);
     ASSERT_TRUE(s) << s.to_string();
     EXPECT_EQ(test::query_int(db, count_index), 1);
+    EXPECT_EQ(test::query_int(db, count_old), 0);
     EXPECT_EQ(test::query_int(db, "PRAGMA user_version"), kSchemaVersion);
-    // One level of a subtree is one range of that index (the plan's 4th column is its text).
+    // A directory's children are one range of that index (the plan's 4th column is its text).
     Statement plan;
-    ASSERT_TRUE(db.prepare("EXPLAIN QUERY PLAN SELECT prefix FROM dirs"
-                           " WHERE depth = 2 AND prefix >= X'2F' AND prefix < X'30'",
+    ASSERT_TRUE(db.prepare("EXPLAIN QUERY PLAN SELECT prefix FROM dirs WHERE parent = 7 AND id != 0",
                            &plan));
     bool row = false;
     ASSERT_TRUE(plan.step(&row));
     ASSERT_TRUE(row);
-    EXPECT_NE(plan.column_bytes(3).find("dirs_depth_prefix"), std::string::npos)
+    EXPECT_NE(plan.column_bytes(3).find("dirs_parent"), std::string::npos)
         << plan.column_bytes(3);
 }
 

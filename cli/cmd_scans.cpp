@@ -27,6 +27,7 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
                  {"STARTED", Table::Align::Left},
                  {"ELAPSED", Table::Align::Right},
                  {"ENTRIES", Table::Align::Right},
+                 {"DIRS", Table::Align::Right},
                  {"ERRORS", Table::Align::Right},
                  {"SIZE", Table::Align::Right},
                  {"ROOT", Table::Align::Left}});
@@ -38,8 +39,11 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
         const auto count = [&](std::uint64_t n) { return s.counts_hidden ? "-" : format_count(n); };
         table.add_row({std::to_string(s.scan_id), std::string(ipc::scan_state_name(s.state)),
                        format_time_ns(s.started_ns), format_duration_ms(s.elapsed_ms),
-                       count(s.entries), count(s.errors),
-                       // Known for running scans and the newest completed scan of each root.
+                       count(s.entries),
+                       // Like SIZE: known for running scans and the newest completed scan of
+                       // each root (a replaced scan's directories are not in the index).
+                       s.dirs && !s.counts_hidden ? format_count(*s.dirs) : std::string("-"),
+                       count(s.errors),
                        s.bytes ? format_bytes(*s.bytes) : std::string("-"),
                        s.root_hidden ? std::string("(hidden)") : printable(s.root)});
     }

@@ -88,6 +88,12 @@ TEST_F(Small, ScansShowTheSizeAndDirsOfTheNewestScanOfARoot) {
     auto human = ctl({"scans"});
     EXPECT_NE(human.out.find(format_bytes(size)), std::string::npos) << human.out;
     EXPECT_EQ(human.out.find(" 0 B "), std::string::npos) << human.out;
+    // DIRS is right-aligned: the count ends where the heading does.
+    const std::size_t heading_end = human.out.find("DIRS") + 4;
+    const std::size_t row = human.out.find('\n') + 1;
+    ASSERT_NE(heading_end, std::string::npos + 4) << human.out;
+    ASSERT_GT(human.out.size(), row + heading_end) << human.out;
+    EXPECT_EQ(human.out.substr(row + heading_end - 2, 2), " 4") << human.out;
 
     scan(root_);  // the first scan's rows are replaced: its size is no longer known
     doc = json_of({"scans"});

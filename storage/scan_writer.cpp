@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <cstring>
 #include <ctime>
 #include <utility>
@@ -330,35 +329,8 @@ void ScanWriter::release_scan_memory() {
     open_dirs_ = {};
     digests_ = {};
     new_dirs_ = {};
-    prefix_blocks_.clear();
-    prefix_blocks_.shrink_to_fit();
-    prefix_block_free_ = 0;
+    paths_.clear();
     old_dirs_ = {};
-}
-
-void ScanWriter::store_prefix(std::string_view path, NewDir& d) {
-    const bool slash = path.empty() || path.back() != '/';
-    const std::size_t size = path.size() + (slash ? 1 : 0);
-    char* at = nullptr;
-    if (size > PATH_MAX) {
-        // A path past PATH_MAX (the walker goes there) gets a block of its own, before the
-        // last one so that the last block's free space stays usable.
-        auto own = std::make_unique<char[]>(size);
-        at = own.get();
-        prefix_blocks_.insert(prefix_blocks_.end() - (prefix_blocks_.empty() ? 0 : 1),
-                              std::move(own));
-    } else {
-        if (prefix_block_free_ < size) {
-            prefix_blocks_.push_back(std::make_unique<char[]>(kPrefixBlock));
-            prefix_block_free_ = kPrefixBlock;
-        }
-        at = prefix_blocks_.back().get() + (kPrefixBlock - prefix_block_free_);
-        prefix_block_free_ -= size;
-    }
-    std::memcpy(at, path.data(), path.size());
-    if (slash) at[path.size()] = '/';
-    d.prefix = at;
-    d.prefix_size = static_cast<std::uint32_t>(size);
 }
 
 // The indexed directories this scan replaces, with their digests (rows written before the
@@ -379,7 +351,7 @@ core::Status ScanWriter::load_old_dirs() {
         if (!row) break;
         std::optional<std::int64_t> digest;
         if (!dirs.column_is_null(2)) digest = dirs.column_int64(2);
-        old_dirs_.emplace(std::string(dirs.column_bytes(0)),
+        old_dirs_.emplace(paths_.store(dirs.column_bytes(0)),
                           OldDir{dirs.column_int64(1), digest, dirs.column_int64(3),
                                  dirs.column_int64(4),
                                  Totals{dirs.column_int64(5), dirs.column_int64(6),
@@ -454,7 +426,8 @@ core::Status ScanWriter::accept(core::WalkResult& r) {
         d.seen = true;
         d.parent = is_root ? 0 : r.parent_id;
         d.depth = root_depth_ + r.depth;
-        store_prefix(r.path, d);
+        const bool slash = r.path.empty() || r.path.back() != '/';
+        d.prefix = paths_.store(r.path, slash ? "/" : "");
         if (incremental()) {
             OpenDir& open = open_dirs_[own_id];
             open.expected = r.children;
@@ -497,7 +470,7 @@ void ScanWriter::resolve_dir(std::uint64_t walk_id) {
     bool reuse = false;
     if (!d.changed && walk_id < new_dirs_.size() && new_dirs_[walk_id].seen) {
         NewDir& dir = new_dirs_[walk_id];
-        const auto old = old_dirs_.find(prefix_of(dir));
+        const auto old = old_dirs_.find(dir.prefix);
         const std::uint64_t digest = walk_id < digests_.size() ? digests_[walk_id] : 0;
         reuse = old != old_dirs_.end() && old->second.digest &&
                 static_cast<std::uint64_t>(*old->second.digest) == digest;
@@ -844,7 +817,7 @@ core::Status ScanWriter::swap_in() {
                 .bind_int64(2, parent)
                 .bind_int64(3, scan_id_)
                 .bind_int64(4, d.depth)
-                .bind_blob_static(5, prefix_of(d))
+                .bind_blob_static(5, d.prefix)
                 .bind_int64(6, t.size)
                 .bind_int64(7, t.blocks)
                 .bind_int64(8, t.files)

@@ -41,6 +41,7 @@
 #include "core/status.hpp"
 #include "core/walk_result.hpp"
 #include "storage/bind_cache.hpp"
+#include "storage/byte_arena.hpp"
 #include "storage/checkpointer.hpp"
 #include "storage/database.hpp"
 #include "storage/tree_totals.hpp"
@@ -177,36 +178,23 @@ private:
         Totals totals;
         bool reused = false;  // a directory of this scan keeps it; else the swap deletes it
     };
-    struct PrefixHash {  // lets old_dirs_ be searched with a string_view (no copy per lookup)
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    // By prefix: every indexed directory in the scanned range, loaded by begin(). The swap
-    // deletes the ones no directory of the scan reused, without a query over the range.
-    std::unordered_map<std::string, OldDir, PrefixHash, std::equal_to<>> old_dirs_;
+    // By prefix (in paths_): every indexed directory in the scanned range, loaded by begin().
+    // The swap deletes the ones no directory of the scan reused, without a query over the range.
+    std::unordered_map<std::string_view, OldDir> old_dirs_;
 
     // The scan's directories, by walk id (dense: 1 is the root), held for the swap. In memory
     // rather than in a table: ~40 bytes plus the path per directory (~5% of the entries), and
-    // the swap of an unchanged tree then runs no statement per directory. A deque and fixed
-    // blocks for the paths: growing a vector or one string would copy everything and hold
-    // twice its size while doing so (+15 MiB of peak RSS on the lopsided 1M tree).
+    // the swap of an unchanged tree then runs no statement per directory. A deque: growing a
+    // vector would copy it and hold both copies meanwhile.
     struct NewDir {
-        bool seen = false;               // its own record arrived
-        std::uint64_t parent = 0;        // walk id of its parent; 0 for the root
-        std::uint32_t depth = 0;         // path components
-        std::uint32_t prefix_size = 0;   // path + '/'
-        const char* prefix = nullptr;    // in prefix_blocks_
-        OldDir* old = nullptr;           // the indexed directory it keeps (same path and digest)
+        bool seen = false;         // its own record arrived
+        std::uint64_t parent = 0;  // walk id of its parent; 0 for the root
+        std::uint32_t depth = 0;   // path components
+        std::string_view prefix;   // path + '/', in paths_
+        OldDir* old = nullptr;     // the indexed directory it keeps (same path and digest)
     };
     std::deque<NewDir> new_dirs_;
-    static constexpr std::size_t kPrefixBlock = 256 * 1024;
-    std::vector<std::unique_ptr<char[]>> prefix_blocks_;
-    std::size_t prefix_block_free_ = 0;  // bytes left in the last block
-    // Copies path (+ '/' unless it ends with one) into prefix_blocks_.
-    void store_prefix(std::string_view path, NewDir& d);
-    [[nodiscard]] static std::string_view prefix_of(const NewDir& d) {
-        return {d.prefix, d.prefix_size};
-    }
+    ByteArena paths_;  // the prefixes of old_dirs_ and new_dirs_
     NewDir& new_dir(std::uint64_t walk_id) {
         if (new_dirs_.size() <= walk_id) new_dirs_.resize(walk_id + 1);
         return new_dirs_[walk_id];

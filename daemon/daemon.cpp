@@ -231,9 +231,11 @@ void Daemon::on_job_change(const ScanJob& job) {
         }
     }
     if (options_.seams.service_manager.notify_status) {
+        // Every user can read this line (`systemctl status`), and wsindex.Status shows a root
+        // only to callers who may see it: the line names the scan, not its root.
         const ipc::ScanInfo info = job.info();
-        std::string line = std::string(ipc::scan_state_name(info.state)) + " " +
-                           ipc::display_bytes(info.root);
+        const std::string line =
+            "scan " + std::to_string(info.scan_id) + " " + std::string(ipc::scan_state_name(info.state));
         options_.seams.service_manager.notify_status(line);
     }
 }

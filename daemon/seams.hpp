@@ -36,7 +36,7 @@ using ControlPolicy = std::function<bool(const ipc::PeerCredentials& peer)>;
 struct ServiceManagerHooks {
     // The database is open and the socket listens.
     std::function<void()> notify_ready;
-    // One line of human status ("scanning /home: 120000 entries").
+    // One line of human status ("scan 12 running"); readable by every user, so no paths.
     std::function<void(std::string_view)> notify_status;
     std::function<void()> notify_reloading;
     std::function<void()> notify_stopping;

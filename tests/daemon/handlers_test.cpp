@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -337,6 +338,29 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     start(std::move(o));
     EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree}}}).kind, ipc::ErrorKind::PermissionDenied);
     EXPECT_EQ(call_error(ipc::method::kCancel, json::object()).kind, ipc::ErrorKind::PermissionDenied);
+}
+
+// systemd's STATUS= line is readable by every user (`systemctl status`): it must not name
+// the root being scanned, which wsindex.Status withholds from callers who cannot see it.
+TEST_F(DaemonFixture, ServiceManagerStatusNamesNoPath) {
+    DaemonOptions o = options();
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    o.seams.service_manager.notify_status = [&](std::string_view line) {
+        const std::lock_guard lock(mutex);
+        lines.emplace_back(line);
+    };
+    start(std::move(o));
+    const auto done = scan_and_wait(tree);
+    ASSERT_EQ(done.state, ipc::ScanState::Done);
+    stop();
+    const std::lock_guard lock(mutex);
+    ASSERT_FALSE(lines.empty());
+    for (const auto& line : lines) {
+        EXPECT_EQ(line.find(tree), std::string::npos) << line;
+        EXPECT_EQ(line.find('/'), std::string::npos) << line;
+    }
+    EXPECT_EQ(lines.back(), "scan " + std::to_string(done.scan_id) + " done") << lines.back();
 }
 
 bool outside_dir0_to_dir2(std::string_view path) {

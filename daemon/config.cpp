@@ -129,6 +129,7 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
     else if (k == "max_find_results") c.max_find_results = number_value(item, 0, kMaxU);
     else if (k == "max_connections") c.max_connections = number_value(item, 1, 100000);
     else if (k == "max_connections_per_uid") c.max_connections_per_uid = number_value(item, 1, 100000);
+    else if (k == "reserved_connections") c.reserved_connections = number_value(item, 0, 100000);
     else if (k == "max_unstreamed_find_results") {
         c.max_unstreamed_find_results = number_value(item, 1, 100000);
     } else if (k == "progress_interval_ms") {

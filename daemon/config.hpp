@@ -51,6 +51,9 @@ struct Config {
     // Open connections, in all and per uid (root included); beyond: Busy (ipc::ServerOptions).
     std::size_t max_connections = 256;
     std::size_t max_connections_per_uid = 64;
+    // Of max_connections, slots kept for root, the daemon's user and the control group (at most
+    // half of max_connections take effect; docs/daemon.md, "Connection limits").
+    std::size_t reserved_connections = 8;
     // Cap of a find's result, whatever limit the caller asks for; 0: none. Streamed answers
     // are read and sent a batch at a time, so the daemon's memory does not grow with them.
     std::size_t max_find_results = 0;

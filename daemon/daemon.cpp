@@ -88,6 +88,7 @@ core::Status Daemon::start() {
     server_options.log = log_from_server;
     server_options.max_connections = c.max_connections;
     server_options.max_connections_per_uid = c.max_connections_per_uid;
+    server_options.reserved_connections = c.reserved_connections;
     // The reserved connection slots are for those who may control scans: root, the daemon's
     // own user and the control group (docs/daemon.md, "Connection limits").
     server_options.privileged = [this](const ipc::PeerCredentials& peer) {
@@ -185,7 +186,8 @@ void Daemon::reload() {
         if (next.socket_path != now.socket_path || next.db_path != now.db_path ||
             next.socket_mode != now.socket_mode || next.socket_group != now.socket_group ||
             next.query_threads != now.query_threads || next.max_connections != now.max_connections ||
-            next.max_connections_per_uid != now.max_connections_per_uid) {
+            next.max_connections_per_uid != now.max_connections_per_uid ||
+            next.reserved_connections != now.reserved_connections) {
             spdlog::warn("reload: socket, database, thread and connection settings change only at restart");
         }
         set_log_level(next.log_level);

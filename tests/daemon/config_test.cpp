@@ -51,6 +51,7 @@ one_file_system = true
 max_find_results = 500
 max_connections = 300
 max_connections_per_uid = 128
+reserved_connections = 4
 
 [prune]
 paths = ["/tmp", "/var/spool/*"]
@@ -80,6 +81,7 @@ interval = "off"
     EXPECT_EQ(c.max_find_results, 500u);
     EXPECT_EQ(c.max_connections, 300u);
     EXPECT_EQ(c.max_connections_per_uid, 128u);
+    EXPECT_EQ(c.reserved_connections, 4u);
     EXPECT_EQ(c.prune.paths, (std::vector<std::string>{"/tmp", "/var/spool/*"}));
     EXPECT_EQ(c.prune.names, (std::vector<std::string>{".git", ".cache", "node_modules"}));
     EXPECT_EQ(c.prune.fs_types, (std::vector<std::string>{"proc", "sysfs", "tmpfs"}));

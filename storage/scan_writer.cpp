@@ -105,10 +105,23 @@ std::uint64_t mix64(std::uint64_t x) {
 }
 
 // A directory's digest is the sum of this over its entries: order-free (entries arrive in
-// any order), and any change of a name or of a stored column changes it but with 2^-64 odds.
+// any order). Each step below is a bijection of the state for a fixed input word (xor with
+// the word, multiply by an odd constant, xor-shift), so changing any one name byte or stored
+// column always changes the entry's hash; a directory's sum then misses a change only with
+// ~2^-64 odds. One multiply per word and one final mix: ~70 instructions per entry, where a
+// full mix per field cost ~250 (the rescan writer's largest own cost, callgrind).
+// Changing this function changes every stored digest: the first rescan after such an
+// upgrade rewrites each directory once (nothing is lost, it is only slower once).
 std::uint64_t entry_hash(const core::WalkResult& r) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the name's bytes
-    for (const char c : r.name()) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    constexpr std::uint64_t kOdd = 0x9e3779b97f4a7c15ULL;
+    const std::string_view name = r.name();
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ name.size();
+    for (std::size_t i = 0; i < name.size(); i += 8) {
+        std::uint64_t word = 0;  // the last word zero-padded: the length is in h already
+        std::memcpy(&word, name.data() + i, std::min<std::size_t>(8, name.size() - i));
+        h = (h ^ word) * kOdd;
+        h ^= h >> 29;
+    }
     const std::uint64_t fields[] = {
         static_cast<std::uint64_t>(r.type),
         r.has_stat ? 1u : 0u,
@@ -124,8 +137,11 @@ std::uint64_t entry_hash(const core::WalkResult& r) {
         r.nlink,
         static_cast<std::uint64_t>(r.error),
     };
-    for (const std::uint64_t f : fields) h = mix64(h ^ f) + 0x9e3779b97f4a7c15ULL;
-    return h;
+    for (const std::uint64_t f : fields) {
+        h = (h ^ f) * kOdd;
+        h ^= h >> 29;
+    }
+    return mix64(h);
 }
 
 }  // namespace

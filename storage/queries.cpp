@@ -7,6 +7,7 @@
 #include "storage/database.hpp"
 #include "storage/name_index.hpp"
 #include "storage/path_range.hpp"
+#include "storage/read_transaction.hpp"
 
 namespace wsindex::storage {
 namespace {
@@ -131,26 +132,6 @@ void sort_rows(Order order, std::vector<FileRow>* rows) {
             return;
     }
 }
-
-// Ends a read transaction on every path out of find().
-class ReadTransaction {
-public:
-    explicit ReadTransaction(Database& db) : db_(db) {}
-    ReadTransaction(const ReadTransaction&) = delete;
-    ReadTransaction& operator=(const ReadTransaction&) = delete;
-    ~ReadTransaction() {
-        if (open_) (void)db_.exec("COMMIT");
-    }
-    core::Status begin() {
-        core::Status s = db_.exec("BEGIN");
-        open_ = s.is_ok();
-        return s;
-    }
-
-private:
-    Database& db_;
-    bool open_ = false;
-};
 
 }  // namespace
 

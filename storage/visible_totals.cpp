@@ -9,31 +9,12 @@
 
 #include "storage/database.hpp"
 #include "storage/path_range.hpp"
+#include "storage/read_transaction.hpp"
 #include "storage/statement.hpp"
 #include "storage/tree_totals.hpp"
 
 namespace wsindex::storage {
 namespace {
-
-// Ends the read transaction on every path out.
-class Snapshot {
-public:
-    explicit Snapshot(Database& db) : db_(db) {}
-    Snapshot(const Snapshot&) = delete;
-    Snapshot& operator=(const Snapshot&) = delete;
-    ~Snapshot() {
-        if (open_) (void)db_.exec("COMMIT");
-    }
-    core::Status begin() {
-        core::Status s = db_.exec("BEGIN");
-        open_ = s.is_ok();
-        return s;
-    }
-
-private:
-    Database& db_;
-    bool open_ = false;
-};
 
 struct InodeKey {
     std::uint64_t dev = 0;
@@ -91,7 +72,7 @@ core::Status subtree_all_listable(Database& db, std::string_view path,
 core::Status visible_dir_totals(Database& db, std::string_view path, bool own_visible,
                                 const DirPredicate& listable,
                                 const std::function<void(VisibleTotalsRow&&)>& visit) {
-    Snapshot snapshot(db);
+    ReadTransaction snapshot(db);
     if (auto st = snapshot.begin(); !st) return st;
     const PrefixRange r = subtree_range(path);
     Statement dirs, entries, own;

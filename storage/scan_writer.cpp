@@ -327,6 +327,7 @@ core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options
     dir_max_ = next - 1;
     entries_ = errors_ = rows_written_ = 0;
     have_root_ = false;
+    keys_changed_ = false;
     root_record_ = {};
     totals_ = {};
     pending_.clear();
@@ -516,6 +517,7 @@ core::Status ScanWriter::flush_if_due() {
 
 core::Status ScanWriter::flush() {
     if (pending_.empty()) return {};
+    keys_changed_ = true;
     // Key order inside the transaction: each batch then touches a few B-tree leaves at the
     // right edge instead of scattered pages (ANCHORS: scattered keys cost 12x).
     // Small keys, not the 100-byte records, are what the sort moves; comparing the names'
@@ -761,6 +763,7 @@ core::Status ScanWriter::swap_in() {
         if (auto s = db_.prepare("DELETE FROM dirs WHERE id = ?", &delete_dir); !s) return s;
         for (const auto& [prefix, old] : old_dirs_) {
             if (old.reused) continue;
+            keys_changed_ = true;
             to_garbage.bind_int64(1, old.id);
             if (auto s = to_garbage.run(); !s) return s;
             delete_dir.bind_int64(1, old.id);
@@ -864,6 +867,7 @@ core::Status ScanWriter::swap_in() {
                              totals_.total(walk_id),
                              walk_id < digests_.size() ? digests_[walk_id] : 0};
             if (d.old == nullptr) {
+                keys_changed_ = true;
                 staged.push_back(row);
                 if (staged.size() == kDirRowsPerInsert) {
                     if (auto s = flush_staged(); !s) return s;
@@ -916,7 +920,8 @@ core::Status ScanWriter::swap_in() {
         }
     }
 
-    // 5. The scan is complete, and the index generation moves (name indexes reload).
+    // 5. The scan is complete, and the index generation moves if any key (directory, name)
+    //    may have changed (name indexes reload).
     {
         Statement done;
         if (auto s = db_.prepare("UPDATE scans SET state = 'complete', finished_ns = ?,"
@@ -931,6 +936,7 @@ core::Status ScanWriter::swap_in() {
             .bind_int64(4, dir_max_)
             .bind_int64(5, scan_id_);
         if (auto s = done.run(); !s) return s;
+        if (!keys_changed_) return txn.commit();
         if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s) {
             return s;
         }

@@ -165,6 +165,10 @@ private:
     std::uint64_t errors_ = 0;
     std::uint64_t rows_written_ = 0;
     bool have_root_ = false;
+    // Set when this scan adds or removes an entries row or a directory (other than the root
+    // entry, rewritten under the same key by every swap): only then does meta.generation move,
+    // so that an unchanged rescan leaves the daemon's name index valid (no 1M-name reload).
+    bool keys_changed_ = false;
     core::WalkResult root_record_;
     TreeTotals totals_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction

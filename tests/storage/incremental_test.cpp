@@ -54,6 +54,11 @@ struct Fixture {
         Database reader = test::open_reader(db_path);
         return test::dump_index(reader);
     }
+    std::int64_t generation() {
+        std::int64_t g = -1;
+        EXPECT_TRUE(writer->database().query_int64("SELECT value FROM meta WHERE key = 'generation'", &g));
+        return g;
+    }
 };
 
 TEST(Incremental, RescanOfAnUnchangedTreeRewritesNothing) {
@@ -63,8 +68,12 @@ TEST(Incremental, RescanOfAnUnchangedTreeRewritesNothing) {
     const std::string before = f.dump();
     std::int64_t rows_before = 0;
     ASSERT_TRUE(f.writer->database().query_int64("SELECT count(*) FROM entries", &rows_before));
+    const std::int64_t generation = f.generation();
+    EXPECT_GT(generation, 0);
 
     ASSERT_TRUE(test::scan_with(*f.writer, f.root, 3));  // another arrival order
+    // No (directory, name) key changed: name indexes built before stay valid.
+    EXPECT_EQ(f.generation(), generation);
     EXPECT_EQ(f.writer->reused_dirs(), 7u);
     EXPECT_EQ(f.writer->reused_rows(), static_cast<std::uint64_t>(rows_before) - 1)
         << "every row but the root's own (written by the swap) kept";
@@ -78,8 +87,10 @@ TEST(Incremental, ASizeChangeRewritesOnlyItsDirectory) {
     Fixture f;
     f.SetUpTree();
     test::write_file(f.root + "/b/x/f3", 4321);  // b/x changes; b's entry for x does not
+    const std::int64_t generation = f.generation();
     ASSERT_TRUE(test::scan_with(*f.writer, f.root, 5));
     EXPECT_EQ(f.writer->reused_dirs(), 6u);
+    EXPECT_EQ(f.generation(), generation + 1) << "b/x's rows were rewritten under a new id";
     EXPECT_EQ(f.dump(), f.fresh_dump());
 }
 

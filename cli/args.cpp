@@ -65,12 +65,18 @@ std::optional<std::int64_t> parse_relative(std::string_view text, std::int64_t n
     }
     const std::string_view unit = text.substr(pos);
     long double seconds_per_unit = 0;
-    if (unit == "s" || unit == "sec") seconds_per_unit = 1;
-    else if (unit == "m" || unit == "min") seconds_per_unit = 60;
-    else if (unit == "h") seconds_per_unit = 3600;
-    else if (unit == "d") seconds_per_unit = 86400;
-    else if (unit == "w") seconds_per_unit = 7 * 86400;
-    else return std::nullopt;
+    if (unit == "s" || unit == "sec")
+        seconds_per_unit = 1;
+    else if (unit == "m" || unit == "min")
+        seconds_per_unit = 60;
+    else if (unit == "h")
+        seconds_per_unit = 3600;
+    else if (unit == "d")
+        seconds_per_unit = 86400;
+    else if (unit == "w")
+        seconds_per_unit = 7 * 86400;
+    else
+        return std::nullopt;
     const long double ago_ns = value * seconds_per_unit * kNsPerSecond;
     if (ago_ns > static_cast<long double>(now_ns) + 1e18L) return std::nullopt;  // absurd
     return now_ns - static_cast<std::int64_t>(std::llround(ago_ns));
@@ -116,8 +122,8 @@ std::optional<std::int64_t> parse_iso(std::string_view text) {
     }
     if (pos != text.size()) return std::nullopt;
     static constexpr int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] || hour > 23 ||
-        minute > 59 || second > 60) {
+    if (month < 1 || month > 12 || day < 1 || day > kDays[month - 1] || hour > 23 || minute > 59 ||
+        second > 60) {
         return std::nullopt;
     }
     tm.tm_year = year - 1900;
@@ -162,11 +168,27 @@ std::optional<std::uint64_t> parse_byte_count(std::string_view text, std::string
     std::uint64_t multiplier = 1;
     if (!suffix.empty()) {
         switch (suffix[0]) {
-            case 'k': case 'K': multiplier = std::uint64_t{1} << 10; break;
-            case 'm': case 'M': multiplier = std::uint64_t{1} << 20; break;
-            case 'g': case 'G': multiplier = std::uint64_t{1} << 30; break;
-            case 't': case 'T': multiplier = std::uint64_t{1} << 40; break;
-            case 'b': case 'B': case 'c': multiplier = 1; break;
+            case 'k':
+            case 'K':
+                multiplier = std::uint64_t{1} << 10;
+                break;
+            case 'm':
+            case 'M':
+                multiplier = std::uint64_t{1} << 20;
+                break;
+            case 'g':
+            case 'G':
+                multiplier = std::uint64_t{1} << 30;
+                break;
+            case 't':
+            case 'T':
+                multiplier = std::uint64_t{1} << 40;
+                break;
+            case 'b':
+            case 'B':
+            case 'c':
+                multiplier = 1;
+                break;
             default:
                 error = "invalid size suffix in " + quoted(text) + " (use k, M, G or T)";
                 return std::nullopt;
@@ -206,8 +228,12 @@ bool add_size_bound(std::string_view text, SizeRange& range, std::string& error)
     }
     const auto bytes = parse_byte_count(text, error);
     if (!bytes) return false;
-    const auto raise_min = [&](std::uint64_t v) { range.min = range.min ? std::max(*range.min, v) : v; };
-    const auto lower_max = [&](std::uint64_t v) { range.max = range.max ? std::min(*range.max, v) : v; };
+    const auto raise_min = [&](std::uint64_t v) {
+        range.min = range.min ? std::max(*range.min, v) : v;
+    };
+    const auto lower_max = [&](std::uint64_t v) {
+        range.max = range.max ? std::min(*range.max, v) : v;
+    };
     if (sign == '+') {
         if (*bytes == UINT64_MAX) {
             error = "no size is larger than " + std::to_string(*bytes);

@@ -46,8 +46,9 @@ int run_du(const Context& ctx, const DuOptions& options) {
     write_out(ctx, table.render());
     for (const auto& entry : du->entries) {
         if (entry.partial) {
-            note(ctx, "some directories below are not readable by you: totals count only what "
-                      "you may see");
+            note(ctx,
+                 "some directories below are not readable by you: totals count only what "
+                 "you may see");
             break;
         }
     }

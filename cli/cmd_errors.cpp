@@ -15,25 +15,27 @@ int run_errors(const Context& ctx, const ErrorsOptions& options) {
     ipc::ErrorsReply errors;
     nlohmann::json collected = nlohmann::json::array();
     std::optional<ipc::Error> decode_error;
-    auto stream_error = client->call_more(
-        ipc::method::kErrors, ipc::to_json(params),
-        [&](const nlohmann::json& parameters, bool /*continues*/) {
-            auto batch = ipc::from_json<ipc::ErrorsReply>(parameters);
-            if (!batch) {
-                decode_error = batch.error();
-                return false;
-            }
-            if (batch->scan_id != 0) errors.scan_id = batch->scan_id;
-            for (auto& e : batch->errors) errors.errors.push_back(std::move(e));
-            if (const auto it = parameters.find("errors"); it != parameters.end() && it->is_array()) {
-                for (const auto& e : *it) collected.push_back(e);
-            }
-            return true;
-        });
+    auto stream_error =
+        client->call_more(ipc::method::kErrors, ipc::to_json(params),
+                          [&](const nlohmann::json& parameters, bool /*continues*/) {
+                              auto batch = ipc::from_json<ipc::ErrorsReply>(parameters);
+                              if (!batch) {
+                                  decode_error = batch.error();
+                                  return false;
+                              }
+                              if (batch->scan_id != 0) errors.scan_id = batch->scan_id;
+                              for (auto& e : batch->errors) errors.errors.push_back(std::move(e));
+                              if (const auto it = parameters.find("errors");
+                                  it != parameters.end() && it->is_array()) {
+                                  for (const auto& e : *it) collected.push_back(e);
+                              }
+                              return true;
+                          });
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
     if (ctx.json) {
-        print_json(ctx, nlohmann::json{{"scan_id", errors.scan_id}, {"errors", std::move(collected)}});
+        print_json(ctx,
+                   nlohmann::json{{"scan_id", errors.scan_id}, {"errors", std::move(collected)}});
         return finish(ctx, 0);
     }
     if (errors.scan_id == 0) {
@@ -50,8 +52,8 @@ int run_errors(const Context& ctx, const ErrorsOptions& options) {
                  {"MESSAGE", Table::Align::Left},
                  {"PATH", Table::Align::Left}});
     for (const auto& e : errors.errors) {
-        table.add_row({e.error_name.empty() ? std::to_string(e.error) : e.error_name,
-                       e.message, ctx.stdout_tty ? printable(e.path) : e.path});
+        table.add_row({e.error_name.empty() ? std::to_string(e.error) : e.error_name, e.message,
+                       ctx.stdout_tty ? printable(e.path) : e.path});
     }
     write_out(ctx, table.render());
     return finish(ctx, 0);

@@ -1,12 +1,12 @@
 // wsctl scan PATH... [--wait]: start (or queue) scans; with --wait follow them to the end.
+#include <unistd.h>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "ipc/methods.hpp"
-
-#include <unistd.h>
 
 namespace wsindex::cli {
 
@@ -55,23 +55,25 @@ int run_scan(const Context& ctx, const ScanOptions& options) {
 
     // With --json progress goes to stderr (and only on a terminal): stdout holds one document.
     const bool show_progress = !ctx.json || ctx.stderr_tty;
-    ProgressPrinter printer(ctx.json ? ctx.err : ctx.out, ctx.json ? ctx.stderr_tty : ctx.stdout_tty);
+    ProgressPrinter printer(ctx.json ? ctx.err : ctx.out,
+                            ctx.json ? ctx.stderr_tty : ctx.stdout_tty);
     std::optional<ipc::ScanReply> last;
     nlohmann::json last_json;
     std::optional<ipc::Error> decode_error;
-    auto stream_error = client->call_more(
-        ipc::method::kScan, ipc::to_json(params),
-        [&](const nlohmann::json& parameters, bool continues) {
-            auto scans = ipc::from_json<ipc::ScanReply>(parameters);
-            if (!scans) {
-                decode_error = scans.error();
-                return false;
-            }
-            if (show_progress) printer.on_reply(scans.value(), !continues);
-            last = std::move(scans.value());
-            last_json = parameters;
-            return true;
-        });
+    auto stream_error = client->call_more(ipc::method::kScan, ipc::to_json(params),
+                                          [&](const nlohmann::json& parameters, bool continues) {
+                                              auto scans =
+                                                  ipc::from_json<ipc::ScanReply>(parameters);
+                                              if (!scans) {
+                                                  decode_error = scans.error();
+                                                  return false;
+                                              }
+                                              if (show_progress)
+                                                  printer.on_reply(scans.value(), !continues);
+                                              last = std::move(scans.value());
+                                              last_json = parameters;
+                                              return true;
+                                          });
     printer.clear();
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);

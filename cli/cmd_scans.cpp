@@ -43,8 +43,7 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
                        // Like SIZE: known for running scans and the newest completed scan of
                        // each root (a replaced scan's directories are not in the index).
                        s.dirs && !s.counts_hidden ? format_count(*s.dirs) : std::string("-"),
-                       count(s.errors),
-                       s.bytes ? format_bytes(*s.bytes) : std::string("-"),
+                       count(s.errors), s.bytes ? format_bytes(*s.bytes) : std::string("-"),
                        s.root_hidden ? std::string("(hidden)") : printable(s.root)});
     }
     write_out(ctx, table.render());
@@ -53,7 +52,8 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
     }
     for (const auto& s : scans->scans) {
         if (s.state == ipc::ScanState::Failed && !s.error.empty()) {
-            write_out(ctx, "scan " + std::to_string(s.scan_id) + " failed: " + printable(s.error) + "\n");
+            write_out(
+                ctx, "scan " + std::to_string(s.scan_id) + " failed: " + printable(s.error) + "\n");
         }
     }
     return finish(ctx, 0);

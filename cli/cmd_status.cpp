@@ -41,8 +41,8 @@ std::string render_status(const ipc::StatusReply& s) {
             out += "  " + format_duration_ms(r.elapsed_ms) + ", " + format_count(r.entries) +
                    " entries (" +
                    format_count(static_cast<std::uint64_t>(r.entries_per_second + 0.5)) + "/s), " +
-                   format_count(r.dirs.value_or(0)) + " dirs, " + format_count(r.errors) + " errors, " +
-                   format_bytes(r.bytes.value_or(0)) + "\n";
+                   format_count(r.dirs.value_or(0)) + " dirs, " + format_count(r.errors) +
+                   " errors, " + format_bytes(r.bytes.value_or(0)) + "\n";
         }
         out += "  writer queue: " + format_count(s.queue_depth) + " batches\n";
     } else {
@@ -80,15 +80,16 @@ std::string render_status(const ipc::StatusReply& s) {
         bool any_hidden = false;
         for (const auto& root : s.roots) {
             any_hidden = any_hidden || root.counts_hidden;
-            ordered.add_row({std::to_string(root.last_scan_id), format_time_ns(root.last_finished_ns),
-                             root.counts_hidden ? "-" : format_count(root.entries),
-                             root.counts_hidden ? "-" : format_bytes(root.bytes),
-                             printable(root.root)});
+            ordered.add_row(
+                {std::to_string(root.last_scan_id), format_time_ns(root.last_finished_ns),
+                 root.counts_hidden ? "-" : format_count(root.entries),
+                 root.counts_hidden ? "-" : format_bytes(root.bytes), printable(root.root)});
         }
         out += ordered.render();
         if (any_hidden) {
-            out += "-: hidden, you may not list everything below that root (wsctl du ROOT shows "
-                   "what you may see)\n";
+            out +=
+                "-: hidden, you may not list everything below that root (wsctl du ROOT shows "
+                "what you may see)\n";
         }
     }
     return out;

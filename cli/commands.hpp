@@ -2,12 +2,12 @@
 // Every run_* function talks to the daemon once, prints, and returns an exit code (exit_codes.hpp).
 #pragma once
 
-#include "cli/context.hpp"
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "cli/context.hpp"
 
 namespace wsindex::cli {
 
@@ -29,13 +29,13 @@ struct FindOptions {
     bool glob = false;
     bool regex = false;
     bool ignore_case = false;
-    std::string types;                // as given ("f,d")
-    std::vector<std::string> sizes;   // each "+N", "-N" or "N"
-    std::string newer;                // as given; empty: no filter
-    std::string under;                // as given; empty: everywhere
+    std::string types;               // as given ("f,d")
+    std::vector<std::string> sizes;  // each "+N", "-N" or "N"
+    std::string newer;               // as given; empty: no filter
+    std::string under;               // as given; empty: everywhere
     std::uint64_t limit = 0;
-    bool null_separated = false;      // -0
-    bool long_format = false;         // -l
+    bool null_separated = false;  // -0
+    bool long_format = false;     // -l
 };
 int run_find(const Context& ctx, const FindOptions& options);
 

@@ -1,12 +1,12 @@
 // Connecting, printing and error reporting shared by every wsctl command.
 #include "cli/context.hpp"
 
+#include <cerrno>
+#include <cstring>
+
 #include "cli/exit_codes.hpp"
 #include "ipc/protocol.hpp"
 #include "ipc/utf8.hpp"
-
-#include <cerrno>
-#include <cstring>
 
 namespace wsindex::cli {
 
@@ -32,13 +32,14 @@ int report(const Context& ctx, const ipc::Error& error) {
     const int code = exit_code_for(error);
     std::fprintf(ctx.err, "wsctl: %s\n", ipc::sanitize_utf8(error.message).c_str());
     if (error.kind == ipc::ErrorKind::NotRunning) {
-        std::fprintf(ctx.err, "wsctl: start it (systemctl start wsindexd, or systemctl --user start "
-                              "wsindexd) or point wsctl at its socket with --socket or "
-                              "WSINDEX_SOCKET\n");
+        std::fprintf(ctx.err,
+                     "wsctl: start it (systemctl start wsindexd, or systemctl --user start "
+                     "wsindexd) or point wsctl at its socket with --socket or "
+                     "WSINDEX_SOCKET\n");
     }
     if (ctx.json) {
-        const std::string name = error.name.empty() ? std::string(ipc::error_name(error.kind))
-                                                    : error.name;
+        const std::string name =
+            error.name.empty() ? std::string(ipc::error_name(error.kind)) : error.name;
         print_error_document(ctx, name, error.message, code);
     }
     return finish(ctx, code);
@@ -51,8 +52,9 @@ int usage_error(const Context& ctx, std::string_view message) {
 }
 
 int bad_reply(const Context& ctx, const ipc::Error& error) {
-    ipc::Error wrapped = ipc::make_error(
-        ipc::ErrorKind::Protocol, "unexpected reply from wsindexd (another version?): " + error.message);
+    ipc::Error wrapped =
+        ipc::make_error(ipc::ErrorKind::Protocol,
+                        "unexpected reply from wsindexd (another version?): " + error.message);
     return report(ctx, wrapped);
 }
 

@@ -2,21 +2,20 @@
 // and report errors the same way (stderr message + exit code; a JSON error document with --json).
 #pragma once
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
 #include "ipc/client.hpp"
 #include "ipc/error.hpp"
 #include "ipc/result.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <cstdio>
-#include <string>
-#include <string_view>
-
 namespace wsindex::cli {
 
 struct Context {
-    std::string socket;     // resolved (see socket_path.hpp)
-    bool json = false;      // --json: one JSON document on stdout, nothing else there
+    std::string socket;  // resolved (see socket_path.hpp)
+    bool json = false;   // --json: one JSON document on stdout, nothing else there
     bool stdout_tty = false;
     bool stderr_tty = false;
     std::FILE* out = stdout;

@@ -1,11 +1,11 @@
 // Units, counts, durations, times, terminal-safe paths and aligned tables for wsctl's human output.
 #include "cli/format.hpp"
 
-#include "ipc/utf8.hpp"
-
 #include <cassert>
 #include <cstdio>
 #include <ctime>
+
+#include "ipc/utf8.hpp"
 
 namespace wsindex::cli {
 
@@ -69,10 +69,14 @@ namespace {
 std::size_t utf8_sequence_length(std::string_view s) {
     const auto lead = static_cast<unsigned char>(s[0]);
     std::size_t len = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) len = 2;
-    else if (lead >= 0xE0 && lead <= 0xEF) len = 3;
-    else if (lead >= 0xF0 && lead <= 0xF4) len = 4;
-    else return 0;
+    if (lead >= 0xC2 && lead <= 0xDF)
+        len = 2;
+    else if (lead >= 0xE0 && lead <= 0xEF)
+        len = 3;
+    else if (lead >= 0xF0 && lead <= 0xF4)
+        len = 4;
+    else
+        return 0;
     if (s.size() < len) return 0;
     return ipc::is_valid_utf8(s.substr(0, len)) ? len : 0;
 }
@@ -86,8 +90,10 @@ std::string printable(std::string_view bytes) {
     while (i < bytes.size()) {
         const auto c = static_cast<unsigned char>(bytes[i]);
         if (c >= 0x20 && c < 0x7F) {
-            if (c == '\\') out += "\\\\";
-            else out.push_back(static_cast<char>(c));
+            if (c == '\\')
+                out += "\\\\";
+            else
+                out.push_back(static_cast<char>(c));
             ++i;
             continue;
         }
@@ -100,9 +106,15 @@ std::string printable(std::string_view bytes) {
             }
         }
         switch (c) {
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
             default: {
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\x%02X", c);

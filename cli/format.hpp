@@ -29,7 +29,7 @@ std::string printable(std::string_view bytes);
 // Columns separated by two spaces; numbers right-aligned, text left-aligned; the last column
 // is never padded (it is usually a path). Widths count UTF-8 code points.
 class Table {
-public:
+  public:
     enum class Align { Left, Right };
     struct Column {
         std::string header;
@@ -43,7 +43,7 @@ public:
     // The header line, then one line per row, each ending in '\n'.
     [[nodiscard]] std::string render(bool with_header = true) const;
 
-private:
+  private:
     std::vector<Column> columns_;
     std::vector<std::vector<std::string>> rows_;
 };

@@ -18,19 +18,18 @@
 //   socket_path.{hpp,cpp} --socket, then $WSINDEX_SOCKET, then the per-user default
 //   exit_codes.{hpp,cpp} the documented exit codes and the mapping from protocol errors
 // User documentation: docs/wsctl.md.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/socket_path.hpp"
-
-#include <CLI/CLI.hpp>
-
-#include <unistd.h>
-
-#include <cstdio>
-#include <string>
-#include <vector>
 
 namespace {
 
@@ -97,15 +96,18 @@ int main(int argc, char** argv) {
 
     CancelOptions cancel;
     auto* cancel_cmd = app.add_subcommand("cancel", "Cancel the running scan (or scan ID)");
-    cancel_cmd->add_option("id", cancel.scan_id, "A scan id (see wsctl scans)")->type_name("ID")->check(kWholeNumber);
+    cancel_cmd->add_option("id", cancel.scan_id, "A scan id (see wsctl scans)")
+        ->type_name("ID")
+        ->check(kWholeNumber);
     add_common(*cancel_cmd, common);
 
     FindOptions find;
     auto* find_cmd = app.add_subcommand(
         "find", "Entries whose name (--regex: path) matches PATTERN, from the index");
-    find_cmd->add_option("pattern", find.pattern,
-                         "Substring of the name (default), or a glob or regex (--glob, --regex); "
-                         "omit for all entries")
+    find_cmd
+        ->add_option("pattern", find.pattern,
+                     "Substring of the name (default), or a glob or regex (--glob, --regex); "
+                     "omit for all entries")
         ->type_name("PATTERN");
     auto* glob = find_cmd->add_flag(
         "--glob", find.glob,
@@ -116,21 +118,26 @@ int main(int argc, char** argv) {
         "'/[^/]*\\.log$' for a name");
     glob->excludes(regex);
     find_cmd->add_flag("-i,--ignore-case", find.ignore_case, "Match case-insensitively");
-    find_cmd->add_option("-t,--type", find.types,
-                         "Entry types: f file, d dir, l symlink, p fifo, s socket, c/b devices "
-                         "(e.g. f or f,d)")
+    find_cmd
+        ->add_option("-t,--type", find.types,
+                     "Entry types: f file, d dir, l symlink, p fifo, s socket, c/b devices "
+                     "(e.g. f or f,d)")
         ->type_name("TYPES");
-    find_cmd->add_option("--size", find.sizes,
-                         "+N larger than, -N smaller than, N exactly N bytes; k/M/G/T suffixes "
-                         "(binary); repeatable")
+    find_cmd
+        ->add_option("--size", find.sizes,
+                     "+N larger than, -N smaller than, N exactly N bytes; k/M/G/T suffixes "
+                     "(binary); repeatable")
         ->type_name("[+|-]N")
         ->allow_extra_args(false);
-    find_cmd->add_option("--newer", find.newer,
-                         "Modified after TIME: 2024-05-01[T12:30[:45]][Z|+HH:MM], @EPOCH, or an "
-                         "age: 90s, 30m, 12h, 2d, 1w")
+    find_cmd
+        ->add_option("--newer", find.newer,
+                     "Modified after TIME: 2024-05-01[T12:30[:45]][Z|+HH:MM], @EPOCH, or an "
+                     "age: 90s, 30m, 12h, 2d, 1w")
         ->type_name("TIME");
     find_cmd->add_option("--under", find.under, "Only below this directory")->type_name("PATH");
-    find_cmd->add_option("--limit", find.limit, "At most N results (0: all)")->type_name("N")->check(kWholeNumber);
+    find_cmd->add_option("--limit", find.limit, "At most N results (0: all)")
+        ->type_name("N")
+        ->check(kWholeNumber);
     auto* null_flag = find_cmd->add_flag("-0,--null", find.null_separated,
                                          "NUL-separated raw paths (byte-exact, for xargs -0)");
     auto* long_flag = find_cmd->add_flag("-l,--long", find.long_format,
@@ -140,28 +147,38 @@ int main(int argc, char** argv) {
 
     DuOptions du;
     auto* du_cmd = app.add_subcommand("du", "Sizes from the index (apparent, on disk, counts)");
-    du_cmd->add_option("path", du.path,
-                       "A directory, or a file for its own size (default: every indexed root)")
+    du_cmd
+        ->add_option("path", du.path,
+                     "A directory, or a file for its own size (default: every indexed root)")
         ->type_name("PATH");
     du_cmd->add_option("--depth", du.depth, "Also list directories down to N levels below PATH")
-        ->type_name("N")->check(kWholeNumber);
-    du_cmd->add_option("--top", du.top,
-                       "PATH, then only the N largest directories below it (within --depth)")
-        ->type_name("N")->check(kWholeNumber);
+        ->type_name("N")
+        ->check(kWholeNumber);
+    du_cmd
+        ->add_option("--top", du.top,
+                     "PATH, then only the N largest directories below it (within --depth)")
+        ->type_name("N")
+        ->check(kWholeNumber);
     du_cmd->add_flag("-b,--bytes", du.bytes, "Exact byte counts instead of KiB/MiB/...");
     add_common(*du_cmd, common);
 
     ErrorsOptions errors;
     auto* errors_cmd = app.add_subcommand("errors", "Entries a scan could not read");
-    errors_cmd->add_option("--scan", errors.scan_id,
-                           "Only this scan's errors (default: those of the current index)")
-        ->type_name("ID")->check(kWholeNumber);
-    errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")->type_name("N")->check(kWholeNumber);
+    errors_cmd
+        ->add_option("--scan", errors.scan_id,
+                     "Only this scan's errors (default: those of the current index)")
+        ->type_name("ID")
+        ->check(kWholeNumber);
+    errors_cmd->add_option("--limit", errors.limit, "At most N errors (0: all)")
+        ->type_name("N")
+        ->check(kWholeNumber);
     add_common(*errors_cmd, common);
 
     ScansOptions scans;
     auto* scans_cmd = app.add_subcommand("scans", "Scan history, newest first");
-    scans_cmd->add_option("--limit", scans.limit, "At most N scans (0: all)")->type_name("N")->check(kWholeNumber);
+    scans_cmd->add_option("--limit", scans.limit, "At most N scans (0: all)")
+        ->type_name("N")
+        ->check(kWholeNumber);
     add_common(*scans_cmd, common);
 
     auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");

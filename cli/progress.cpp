@@ -29,12 +29,14 @@ std::string progress_line(const ipc::ScanInfo& scan) {
 
 std::string scan_summary(const ipc::ScanInfo& scan) {
     const std::string size = scan.bytes ? format_bytes(*scan.bytes) : std::string("size unknown");
-    const std::string dirs = scan.dirs ? format_count(*scan.dirs) + " dirs" : std::string("dirs unknown");
+    const std::string dirs =
+        scan.dirs ? format_count(*scan.dirs) + " dirs" : std::string("dirs unknown");
     std::string line = "scan " + std::to_string(scan.scan_id) + " " +
                        std::string(ipc::scan_state_name(scan.state)) + ": " + printable(scan.root) +
-                       ": " + format_count(scan.entries) + " entries, " + dirs + ", " + size + ", " + format_count(scan.errors) +
-                       " errors in " + format_duration_ms(scan.elapsed_ms) + " (" +
-                       rate(scan.entries_per_second) + " entries/s)";
+                       ": " + format_count(scan.entries) + " entries, " + dirs + ", " + size +
+                       ", " + format_count(scan.errors) + " errors in " +
+                       format_duration_ms(scan.elapsed_ms) + " (" + rate(scan.entries_per_second) +
+                       " entries/s)";
     if (!scan.error.empty()) line += ": " + printable(scan.error);
     return line;
 }
@@ -92,8 +94,8 @@ void ProgressPrinter::on_reply(const ipc::ScanReply& reply, bool final) {
         live_line_ = true;
     } else {
         const auto now = Clock::now();
-        const bool announce = current->state == ipc::ScanState::Running &&
-                              started_.insert(current->scan_id).second;
+        const bool announce =
+            current->state == ipc::ScanState::Running && started_.insert(current->scan_id).second;
         if (announce || now - last_plain_ >= plain_interval_) {
             std::fprintf(out_, "%s\n", progress_line(*current).c_str());
             last_plain_ = now;

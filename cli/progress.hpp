@@ -2,13 +2,13 @@
 // and the one-line summary of a finished scan.
 #pragma once
 
-#include "ipc/methods.hpp"
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <set>
 #include <string>
+
+#include "ipc/methods.hpp"
 
 namespace wsindex::cli {
 
@@ -29,7 +29,7 @@ std::string accepted_line(const ipc::ScanInfo& scan);
 // every plain_interval per scan and when a scan starts, so logs stay short. A scan's summary is
 // printed once, when it first shows up finished. Not thread-safe (one caller).
 class ProgressPrinter {
-public:
+  public:
     ProgressPrinter(std::FILE* out, bool terminal,
                     std::chrono::milliseconds plain_interval = std::chrono::seconds(1));
 
@@ -38,16 +38,16 @@ public:
     // Erases a live line left on the terminal (before an error message).
     void clear();
 
-private:
+  private:
     using Clock = std::chrono::steady_clock;
 
     std::FILE* out_;
     bool terminal_;
     std::chrono::milliseconds plain_interval_;
-    bool live_line_ = false;                  // a \r line is on the terminal
-    std::set<std::uint64_t> summarised_;      // scan ids whose summary is printed
-    std::set<std::uint64_t> started_;         // scan ids announced as running (plain mode)
-    Clock::time_point last_plain_{};          // when the last plain progress line was printed
+    bool live_line_ = false;              // a \r line is on the terminal
+    std::set<std::uint64_t> summarised_;  // scan ids whose summary is printed
+    std::set<std::uint64_t> started_;     // scan ids announced as running (plain mode)
+    Clock::time_point last_plain_{};      // when the last plain progress line was printed
 };
 
 // True when every scan in `reply` finished with state done.

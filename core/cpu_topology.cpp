@@ -83,9 +83,12 @@ void append_json_string(std::string& out, std::string_view s) {
 
 std::string_view to_string(CoreKind kind) {
     switch (kind) {
-        case CoreKind::Performance: return "performance";
-        case CoreKind::Efficiency: return "efficiency";
-        case CoreKind::Unknown: break;
+        case CoreKind::Performance:
+            return "performance";
+        case CoreKind::Efficiency:
+            return "efficiency";
+        case CoreKind::Unknown:
+            break;
     }
     return "unknown";
 }
@@ -193,9 +196,8 @@ CpuTopology CpuTopology::from_cpus(std::vector<CpuInfo> cpus, std::string class_
 
 const CpuInfo* CpuTopology::find(int cpu) const {
     if (cpu < 0) return nullptr;
-    const auto it = std::lower_bound(
-        cpus_.begin(), cpus_.end(), static_cast<unsigned>(cpu),
-        [](const CpuInfo& c, unsigned id) { return c.id < id; });
+    const auto it = std::lower_bound(cpus_.begin(), cpus_.end(), static_cast<unsigned>(cpu),
+                                     [](const CpuInfo& c, unsigned id) { return c.id < id; });
     return it != cpus_.end() && it->id == static_cast<unsigned>(cpu) ? &*it : nullptr;
 }
 

@@ -25,7 +25,7 @@ enum class CoreKind : std::uint8_t { Unknown, Performance, Efficiency };
 std::string_view to_string(CoreKind kind);
 
 struct CpuInfo {
-    unsigned id = 0;                 // the kernel's CPU number (cpuN)
+    unsigned id = 0;  // the kernel's CPU number (cpuN)
     CoreKind kind = CoreKind::Unknown;
     std::uint32_t capacity = 0;      // cpu_capacity (1024 = biggest core); 0 when not exposed
     std::uint64_t max_freq_khz = 0;  // cpufreq cpuinfo_max_freq; 0 when not exposed
@@ -35,7 +35,7 @@ struct CpuInfo {
 };
 
 class CpuTopology {
-public:
+  public:
     // Any thread. Reads the topology under `sysfs_root` ("/sys" normally; tests pass a fake
     // tree). Never fails: a missing or unreadable file leaves that field unknown, and a missing
     // online list falls back to sysconf(_SC_NPROCESSORS_ONLN) CPUs numbered from 0. The affinity
@@ -71,7 +71,7 @@ public:
     // A JSON object with every field, for wsctl status and the benchmarks.
     [[nodiscard]] std::string to_json() const;
 
-private:
+  private:
     std::vector<CpuInfo> cpus_;
     std::vector<unsigned> allowed_;
     unsigned class_count_ = 1;

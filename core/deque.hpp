@@ -76,18 +76,19 @@ enum class StealStatus : std::uint8_t { Empty, Success, Retry };
 template <class T>
 struct Stolen {
     StealStatus status = StealStatus::Empty;
-    T value{};             // meaningful only when status == Success
-    std::size_t count = 0; // items taken (steal_batch: the returned one plus those published)
+    T value{};              // meaningful only when status == Success
+    std::size_t count = 0;  // items taken (steal_batch: the returned one plus those published)
 
     [[nodiscard]] bool success() const { return status == StealStatus::Success; }
 };
 
 template <class T>
 class ChaseLevDeque {
-    static_assert(std::is_trivially_copyable_v<T>, "slots are atomics: T must be trivially copyable");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "slots are atomics: T must be trivially copyable");
     static_assert(std::atomic<T>::is_always_lock_free, "slots must be lock-free atomics");
 
-public:
+  public:
     // capacity: initial number of slots, rounded up to a power of two (at least 2).
     explicit ChaseLevDeque(std::size_t capacity = 1024) {
         std::size_t cap = 2;
@@ -186,7 +187,7 @@ public:
         return buffer_.load(std::memory_order_relaxed)->capacity;
     }
 
-private:
+  private:
     struct Buffer {
         explicit Buffer(std::size_t cap)
             : capacity(cap), mask(cap - 1), slots(new std::atomic<T>[cap]) {}

@@ -16,7 +16,7 @@ namespace wsindex::core {
 // walker can keep the number of open directory fds under its budget. Shared by a directory's
 // task, its stat chunks and its pending children; closes when the last of them lets go.
 class DirFd {
-public:
+  public:
     DirFd(int fd, const FsOps& fs, std::atomic<std::int64_t>* open_count)
         : fd_(fd), fs_(fs), open_count_(open_count) {
         // relaxed: a budget estimate, nothing is published through it.
@@ -34,7 +34,7 @@ public:
 
     [[nodiscard]] int get() const { return fd_; }
 
-private:
+  private:
     const int fd_;
     const FsOps& fs_;
     std::atomic<std::int64_t>* const open_count_;

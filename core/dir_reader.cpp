@@ -41,14 +41,22 @@ int DirBuffer::read_all(const FsOps& fs, int fd) {
 
 EntryType entry_type_from_dtype(unsigned char d_type) {
     switch (d_type) {
-        case DT_REG: return EntryType::File;
-        case DT_DIR: return EntryType::Directory;
-        case DT_LNK: return EntryType::Symlink;
-        case DT_FIFO: return EntryType::Fifo;
-        case DT_SOCK: return EntryType::Socket;
-        case DT_CHR: return EntryType::CharDevice;
-        case DT_BLK: return EntryType::BlockDevice;
-        default: return EntryType::Unknown;
+        case DT_REG:
+            return EntryType::File;
+        case DT_DIR:
+            return EntryType::Directory;
+        case DT_LNK:
+            return EntryType::Symlink;
+        case DT_FIFO:
+            return EntryType::Fifo;
+        case DT_SOCK:
+            return EntryType::Socket;
+        case DT_CHR:
+            return EntryType::CharDevice;
+        case DT_BLK:
+            return EntryType::BlockDevice;
+        default:
+            return EntryType::Unknown;
     }
 }
 

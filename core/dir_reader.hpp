@@ -26,7 +26,7 @@ struct LinuxDirent64 {
 };
 
 class DirBuffer {
-public:
+  public:
     // Bytes handed to each getdents64 call at least. 64 KiB holds ~2000 typical entries, so most
     // directories take one call plus the call that returns 0.
     static constexpr std::size_t kMinRead = 64 * 1024;
@@ -44,7 +44,7 @@ public:
     // The allocated size in bytes (for memory accounting and tests).
     [[nodiscard]] std::size_t capacity() const { return capacity_; }
 
-private:
+  private:
     void reserve_free(std::size_t free_bytes);
 
     std::unique_ptr<char[]> data_;

@@ -11,9 +11,10 @@
 //
 // Why no wake-up is lost: prepare_wait registers the waiter with a seq_cst RMW followed by a
 // seq_cst fence before the re-check (2); notify issues a seq_cst fence after making the condition
-// true (a) and before reading the waiter count. By the store-buffering argument, either the waiter's
-// re-check sees the condition, or the notifier sees the registered waiter and bumps the epoch, and
-// then commit_wait either sees the new epoch or is woken by the futex (which compares atomically).
+// true (a) and before reading the waiter count. By the store-buffering argument, either the
+// waiter's re-check sees the condition, or the notifier sees the registered waiter and bumps the
+// epoch, and then commit_wait either sees the new epoch or is woken by the futex (which compares
+// atomically).
 #pragma once
 
 #include <atomic>
@@ -22,7 +23,7 @@
 namespace wsindex::core {
 
 class EventCount {
-public:
+  public:
     using Key = std::uint32_t;
 
     // Waiter, step 1. Registers the calling thread as a (prospective) waiter.
@@ -61,11 +62,9 @@ public:
     }
 
     // Any thread; an estimate, for "wake a sleeper only if there is one".
-    [[nodiscard]] std::uint32_t waiters() const {
-        return waiters_.load(std::memory_order_relaxed);
-    }
+    [[nodiscard]] std::uint32_t waiters() const { return waiters_.load(std::memory_order_relaxed); }
 
-private:
+  private:
     std::atomic<std::uint32_t> epoch_{0};
     std::atomic<std::uint32_t> waiters_{0};
     static_assert(std::atomic<std::uint32_t>::is_always_lock_free);

@@ -16,8 +16,7 @@ namespace {
 
 // Only the fields WalkResult needs (statx is used for directories, see stat_at).
 constexpr unsigned kStatxMask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID |
-                                STATX_MTIME | STATX_CTIME | STATX_INO | STATX_SIZE |
-                                STATX_BLOCKS;
+                                STATX_MTIME | STATX_CTIME | STATX_INO | STATX_SIZE | STATX_BLOCKS;
 
 std::int64_t to_ns(const struct statx_timestamp& t) {
     return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;

@@ -24,13 +24,14 @@ struct FileStat {
     std::int64_t mtime_ns = 0;
     std::int64_t ctime_ns = 0;
     // False only when the kernel said this is not the root of a mount (statx's
-    // STATX_ATTR_MOUNT_ROOT, Linux 5.8+; fstatat cannot say, so it leaves this true). Without a mount, a directory cannot be its own ancestor, so the walker's
-    // loop check (a walk up the ancestors) is needed only where this is true.
+    // STATX_ATTR_MOUNT_ROOT, Linux 5.8+; fstatat cannot say, so it leaves this true). Without a
+    // mount, a directory cannot be its own ancestor, so the walker's loop check (a walk up the
+    // ancestors) is needed only where this is true.
     bool maybe_mount_root = true;
 };
 
 class FsOps {
-public:
+  public:
     virtual ~FsOps() = default;
 
     // openat(dirfd, name, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC): a directory, never through

@@ -21,7 +21,7 @@ namespace wsindex::core {
 
 template <class Item>
 class NodeCache {
-public:
+  public:
     struct Node {
         Node* next = nullptr;  // free-list link; meaningless while the node holds an item
         alignas(Item) unsigned char storage[sizeof(Item)];
@@ -58,7 +58,7 @@ public:
         return out;
     }
 
-private:
+  private:
     static constexpr std::size_t kMagazine = 64;  // nodes moved to/from the depot at once
     static constexpr std::size_t kSlab = 256;     // nodes carved per allocation
 

@@ -17,7 +17,7 @@
 namespace wsindex::core {
 
 class PathRecycler {
-public:
+  public:
     // Buffers above this capacity are freed instead (the deep tree's 8 KB paths would make the
     // cache large); typical paths fit.
     static constexpr std::size_t kMaxCapacity = 256;
@@ -54,7 +54,7 @@ public:
         batches_.clear();
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::vector<std::vector<std::string>> batches_;
 };

@@ -26,7 +26,7 @@ struct PruneRules {
 // PruneRules prepared for matching: literal patterns compare as strings, only globs call fnmatch.
 // Immutable after construction; any thread may call the matchers.
 class PruneMatcher {
-public:
+  public:
     PruneMatcher() = default;
     explicit PruneMatcher(const PruneRules& rules);
 
@@ -37,7 +37,7 @@ public:
     [[nodiscard]] bool prune_dir(std::string_view path, std::string_view name) const;
     [[nodiscard]] bool prune_fs(std::string_view fs_type) const;
 
-private:
+  private:
     struct Pattern {
         std::string text;
         bool glob = false;  // contains *, ? or [

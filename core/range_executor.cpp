@@ -30,8 +30,10 @@ thread_local const RangeExecutor* t_running_executor = nullptr;
 
 std::string_view to_string(RangeSchedule schedule) {
     switch (schedule) {
-        case RangeSchedule::Stealing: return "stealing";
-        case RangeSchedule::Static: return "static";
+        case RangeSchedule::Stealing:
+            return "stealing";
+        case RangeSchedule::Static:
+            return "static";
     }
     return "unknown";
 }

@@ -107,7 +107,7 @@ struct RangeWorkerStats {
 };
 
 class RangeExecutor {
-public:
+  public:
     // Runs indices [begin, end) of the loop on worker `worker` (0 = the calling thread).
     using Body = std::function<void(std::size_t begin, std::size_t end, unsigned worker)>;
 
@@ -146,7 +146,7 @@ public:
     // Any thread (waits for a call in progress). The exception that ended the last call, if any.
     [[nodiscard]] std::exception_ptr last_exception() const;
 
-private:
+  private:
     struct Share;
     struct Worker;
 

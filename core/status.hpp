@@ -11,10 +11,9 @@
 namespace wsindex::core {
 
 class Status {
-public:
+  public:
     Status() = default;  // ok
-    Status(std::error_code code, std::string message)
-        : code_(code), message_(std::move(message)) {}
+    Status(std::error_code code, std::string message) : code_(code), message_(std::move(message)) {}
 
     static Status ok() { return {}; }
     static Status from_errno(int err, std::string context) {
@@ -33,7 +32,7 @@ public:
         return message_ + ": " + code_.message();
     }
 
-private:
+  private:
     std::error_code code_;
     std::string message_;
 };

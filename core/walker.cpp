@@ -30,9 +30,9 @@ struct Listing {
 
 // A pool item: either a directory to open (listing == null) or a stat chunk of a listing.
 struct WalkItem {
-    std::shared_ptr<const DirNode> parent;  // directory task: the parent (null for the root)
-    std::shared_ptr<DirFd> parent_fd;       // directory task: open relative to it; null: reopen
-    WalkResult self;                        // directory task: its record, stat'ed by the parent
+    std::shared_ptr<const DirNode> parent;   // directory task: the parent (null for the root)
+    std::shared_ptr<DirFd> parent_fd;        // directory task: open relative to it; null: reopen
+    WalkResult self;                         // directory task: its record, stat'ed by the parent
     std::shared_ptr<const Listing> listing;  // stat chunk: [begin, end) of these records
     std::uint32_t begin = 0;
     std::uint32_t end = 0;
@@ -54,7 +54,7 @@ struct Counter {
 
 // Per-worker state, touched only by its worker during a run.
 struct alignas(64) Scratch {
-    DirBuffer buffer;  // reused for every directory that is not split
+    DirBuffer buffer;                      // reused for every directory that is not split
     std::vector<std::string> spare_paths;  // buffers from the PathRecycler
     Counter dirs_read, entries, chunks, reopens, max_open_fds;
 };
@@ -256,8 +256,8 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
     WalkResult& self = item.self;
     const char* name = self.path.c_str() + self.name_offset;
 
-    const int fd = item.parent_fd ? fs.open_dir(item.parent_fd->get(), name)
-                                  : reopen(*item.parent, name, me);
+    const int fd =
+        item.parent_fd ? fs.open_dir(item.parent_fd->get(), name) : reopen(*item.parent, name, me);
     item.parent_fd.reset();  // the parent's fd may close now: this child no longer needs it
     if (fd < 0) {
         if (!walk_error_is_recoverable(-fd)) return Status::from_errno(-fd, "open " + self.path);
@@ -328,9 +328,8 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
 }
 
 Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
-                                  const std::shared_ptr<DirFd>& dir_fd,
-                                  const DirBuffer& records, std::size_t begin, std::size_t end,
-                                  Pool::Context& ctx) {
+                                  const std::shared_ptr<DirFd>& dir_fd, const DirBuffer& records,
+                                  std::size_t begin, std::size_t end, Pool::Context& ctx) {
     Scratch& me = scratch[ctx.worker_index()];
     const int dfd = dir_fd->get();
     const std::string& dir_path = node->path;

@@ -56,13 +56,13 @@ struct WorkerStats;  // core/worker_pool.hpp
 
 // A cancellation flag that can be shared with whoever may cancel (e.g. the daemon's IPC thread).
 class CancelToken {
-public:
+  public:
     CancelToken() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
     // Any thread.
     void cancel() const { flag_->store(true, std::memory_order_relaxed); }
     [[nodiscard]] bool cancelled() const { return flag_->load(std::memory_order_relaxed); }
 
-private:
+  private:
     std::shared_ptr<std::atomic<bool>> flag_;
 };
 
@@ -89,24 +89,24 @@ struct WalkOptions {
     // index stores names under directory ids): most names fit std::string's inline buffer, so
     // the walk neither builds nor allocates a path per file.
     bool full_paths = true;
-    const FsOps* fs = nullptr;        // null: the real system calls
-    CancelToken cancel;               // checked at every task and every few hundred entries
+    const FsOps* fs = nullptr;  // null: the real system calls
+    CancelToken cancel;         // checked at every task and every few hundred entries
 };
 
 // Counters of the last run (for tests and the benchmark).
 struct WalkStats {
-    std::uint64_t dirs_read = 0;      // directories opened and listed
-    std::uint64_t entries = 0;        // records emitted (root included)
-    std::uint64_t chunks = 0;         // stat chunks of split directories
-    std::uint64_t reopens = 0;        // children opened through an ancestor (fd budget)
-    std::uint64_t max_open_fds = 0;   // highest number of DirFds seen open at once
-    std::uint64_t fd_budget = 0;      // the budget in force
+    std::uint64_t dirs_read = 0;     // directories opened and listed
+    std::uint64_t entries = 0;       // records emitted (root included)
+    std::uint64_t chunks = 0;        // stat chunks of split directories
+    std::uint64_t reopens = 0;       // children opened through an ancestor (fd budget)
+    std::uint64_t max_open_fds = 0;  // highest number of DirFds seen open at once
+    std::uint64_t fd_budget = 0;     // the budget in force
     // The pool's counters, summed over workers (since the Walker was made).
     std::uint64_t tasks = 0, steal_attempts = 0, steals = 0, parks = 0, parked_ns = 0;
 };
 
 class Walker {
-public:
+  public:
     using Consumer = std::function<Status(std::span<WalkResult>)>;
 
     // Starts the worker threads (they park until run()).
@@ -131,7 +131,7 @@ public:
     [[nodiscard]] std::vector<WorkerStats> worker_stats() const;
     [[nodiscard]] std::size_t ready_batches() const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -66,11 +66,11 @@ namespace wsindex::core {
 enum class PoolEvent { StartSearch, GoingIdle, WentIdle, Reactivated };
 
 struct PoolOptions {
-    unsigned workers = 0;               // 0: std::thread::hardware_concurrency()
-    std::size_t deque_capacity = 256;   // initial slots per worker deque (it grows)
-    std::size_t result_batch = 1024;    // results per batch handed to the consumer
-    std::size_t queued_batches = 0;     // bound of the hand-off queue; 0: 4 per worker
-    std::size_t steal_batch_max = 32;   // at most this many items per batch steal
+    unsigned workers = 0;              // 0: std::thread::hardware_concurrency()
+    std::size_t deque_capacity = 256;  // initial slots per worker deque (it grows)
+    std::size_t result_batch = 1024;   // results per batch handed to the consumer
+    std::size_t queued_batches = 0;    // bound of the hand-off queue; 0: 4 per worker
+    std::size_t steal_batch_max = 32;  // at most this many items per batch steal
     // Runs first on each worker thread (e.g. lower its CPU and I/O priority). Must not throw.
     std::function<void(unsigned worker)> on_worker_start;
     // Test seam: called at the idle/active transitions (never per task), so tests can inject
@@ -95,10 +95,10 @@ class WorkerPool {
     using Cache = NodeCache<Item>;
     using Node = typename Cache::Node;
 
-public:
+  public:
     // What a task sees of the pool. Valid only during the task call, on its worker's thread.
     class Context {
-    public:
+      public:
         // Pushes a child onto this worker's deque. Synchronous use only (checked in debug).
         void spawn(Item item) {
             check_owner();
@@ -117,7 +117,7 @@ public:
         }
         [[nodiscard]] unsigned worker_index() const { return worker_->index; }
 
-    private:
+      private:
         friend class WorkerPool;
         Context(WorkerPool* pool, Worker* worker) : pool_(pool), worker_(worker) {}
         void check_owner() const {
@@ -240,8 +240,7 @@ public:
                 return a.load(std::memory_order_relaxed);
             };
             out.push_back({get(c.tasks_run), get(c.steal_attempts), get(c.steals),
-                           get(c.items_stolen), get(c.parks), get(c.parked_ns),
-                           get(c.discarded)});
+                           get(c.items_stolen), get(c.parks), get(c.parked_ns), get(c.discarded)});
         }
         return out;
     }
@@ -252,7 +251,7 @@ public:
         return ready_.size();
     }
 
-private:
+  private:
     // Owner-written counters: a plain load+store is enough (no other writer), readers see a
     // recent value. Avoids an atomic RMW per task.
     struct Counters {
@@ -270,9 +269,9 @@ private:
         }
         const unsigned index;
         ChaseLevDeque<Node*> deque;
-        typename Cache::Local nodes;        // owner only
-        std::vector<Result> results;        // owner only: the batch being filled
-        std::uint64_t rng;                  // owner only: victim selection
+        typename Cache::Local nodes;  // owner only
+        std::vector<Result> results;  // owner only: the batch being filled
+        std::uint64_t rng;            // owner only: victim selection
         Counters counters;
         std::thread thread;
     };
@@ -375,7 +374,8 @@ private:
             const std::size_t victim = (start + i) % n;
             if (victim == me.index) continue;
             Counters::bump(me.counters.steal_attempts);
-            Stolen<Node*> s = workers_[victim]->deque.steal_batch(me.deque, options_.steal_batch_max);
+            Stolen<Node*> s =
+                workers_[victim]->deque.steal_batch(me.deque, options_.steal_batch_max);
             if (s.success()) {
                 Counters::bump(me.counters.steals);
                 Counters::bump(me.counters.items_stolen, s.count);
@@ -508,8 +508,8 @@ private:
     alignas(kCacheLine) std::atomic<unsigned> active_{0};     // see "Termination"
     alignas(kCacheLine) std::atomic<unsigned> searching_{0};  // workers looking for work
     alignas(kCacheLine) std::atomic<bool> stopping_{false};   // run failed or cancelled
-    std::atomic<bool> shutdown_{false};                        // destructor running
-    std::atomic<std::size_t> injected_{0};                     // injector_.size(), for peeking
+    std::atomic<bool> shutdown_{false};                       // destructor running
+    std::atomic<std::size_t> injected_{0};                    // injector_.size(), for peeking
     EventCount parker_;
 
     // The hub: injector, result queue, run state. Taken per batch or per submit, never per item.

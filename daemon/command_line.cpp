@@ -1,9 +1,8 @@
 // CommandLine: CLI11 parses the flags; resolve_config layers them over the configuration file.
 #include "daemon/command_line.hpp"
 
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 namespace wsindex::daemon {
 
@@ -19,8 +18,8 @@ std::variant<CommandLine, int> parse_command_line(int argc, const char* const* a
     auto* o_workers = app.add_option("--workers", workers, "walker threads (0: one per CPU)")
                           ->check(CLI::Range(0u, 1024u));
     auto* o_level = app.add_option("--log-level", level, "trace, debug, info, warn, error, off")
-                        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning",
-                                               "error", "critical", "off"}));
+                        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error",
+                                               "critical", "off"}));
     app.add_flag("--version", version, "print the version and exit");
     try {
         app.parse(argc, argv);

@@ -4,17 +4,16 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
-
-#include <CLI/CLI.hpp>
 
 namespace wsindex::daemon {
 namespace {
@@ -64,8 +63,8 @@ bool bool_value(const CLI::ConfigItem& item) {
 std::chrono::seconds duration_value(const CLI::ConfigItem& item) {
     const std::string& s = one_value(item);
     if (auto d = parse_duration(s)) return *d;
-    throw Problem{"'" + key_name(item) + "' must be a duration like 90s, 30m, 6h, 1d or off, got '" +
-                  s + "'"};
+    throw Problem{"'" + key_name(item) +
+                  "' must be a duration like 90s, 30m, 6h, 1d or off, got '" + s + "'"};
 }
 
 std::string absolute_path_value(const CLI::ConfigItem& item) {
@@ -90,7 +89,8 @@ std::vector<std::string> path_list_value(const CLI::ConfigItem& item) {
     std::vector<std::string> out = list_value(item);
     for (const std::string& p : out) {
         if (p.front() != '/') {
-            throw Problem{"'" + key_name(item) + "' holds paths, which must be absolute: '" + p + "'"};
+            throw Problem{"'" + key_name(item) + "' holds paths, which must be absolute: '" + p +
+                          "'"};
         }
     }
     return out;
@@ -105,8 +105,8 @@ mode_t mode_value(const CLI::ConfigItem& item) {
     unsigned v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 8);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v > 0777) {
-        throw Problem{"'" + key_name(item) + "' must be octal permission bits like 0660, got '" + s +
-                      "'"};
+        throw Problem{"'" + key_name(item) + "' must be octal permission bits like 0660, got '" +
+                      s + "'"};
     }
     return static_cast<mode_t>(v);
 }
@@ -115,41 +115,66 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
     const std::string& k = item.name;
     const std::string folded = lower(k);
     constexpr std::uint64_t kMaxU = std::numeric_limits<unsigned>::max();
-    if (k == "socket") c.socket_path = absolute_path_value(item);
-    else if (k == "db") c.db_path = absolute_path_value(item);
-    else if (k == "socket_mode") c.socket_mode = mode_value(item);
-    else if (k == "socket_group") c.socket_group = text_value(item);
-    else if (k == "workers") c.workers = static_cast<unsigned>(number_value(item, 0, 1024));
-    else if (k == "log_level") c.log_level = text_value(item);
-    else if (k == "rescan_interval") c.rescan_interval = duration_value(item);
-    else if (k == "one_file_system") c.one_file_system = bool_value(item);
-    else if (k == "max_queued_scans") c.max_queued_scans = number_value(item, 1, 100000);
-    else if (k == "query_threads") c.query_threads = static_cast<unsigned>(number_value(item, 1, 64));
-    else if (k == "max_pending_queries") c.max_pending_queries = number_value(item, 1, 1000000);
-    else if (k == "max_find_results") c.max_find_results = number_value(item, 0, kMaxU);
-    else if (k == "max_connections") c.max_connections = number_value(item, 1, 100000);
-    else if (k == "max_connections_per_uid") c.max_connections_per_uid = number_value(item, 1, 100000);
-    else if (k == "reserved_connections") c.reserved_connections = number_value(item, 0, 100000);
+    if (k == "socket")
+        c.socket_path = absolute_path_value(item);
+    else if (k == "db")
+        c.db_path = absolute_path_value(item);
+    else if (k == "socket_mode")
+        c.socket_mode = mode_value(item);
+    else if (k == "socket_group")
+        c.socket_group = text_value(item);
+    else if (k == "workers")
+        c.workers = static_cast<unsigned>(number_value(item, 0, 1024));
+    else if (k == "log_level")
+        c.log_level = text_value(item);
+    else if (k == "rescan_interval")
+        c.rescan_interval = duration_value(item);
+    else if (k == "one_file_system")
+        c.one_file_system = bool_value(item);
+    else if (k == "max_queued_scans")
+        c.max_queued_scans = number_value(item, 1, 100000);
+    else if (k == "query_threads")
+        c.query_threads = static_cast<unsigned>(number_value(item, 1, 64));
+    else if (k == "max_pending_queries")
+        c.max_pending_queries = number_value(item, 1, 1000000);
+    else if (k == "max_find_results")
+        c.max_find_results = number_value(item, 0, kMaxU);
+    else if (k == "max_connections")
+        c.max_connections = number_value(item, 1, 100000);
+    else if (k == "max_connections_per_uid")
+        c.max_connections_per_uid = number_value(item, 1, 100000);
+    else if (k == "reserved_connections")
+        c.reserved_connections = number_value(item, 0, 100000);
     else if (k == "max_unstreamed_find_results") {
         c.max_unstreamed_find_results = number_value(item, 1, 100000);
     } else if (k == "progress_interval_ms") {
         c.progress_interval = std::chrono::milliseconds(number_value(item, 10, 3600000));
-    } else if (k == "name_index") c.name_index = bool_value(item);
+    } else if (k == "name_index")
+        c.name_index = bool_value(item);
     else if (k == "roots") {
-        for (std::string& p : path_list_value(item)) c.roots.push_back(RootConfig{std::move(p), {}, {}});
+        for (std::string& p : path_list_value(item))
+            c.roots.push_back(RootConfig{std::move(p), {}, {}});
     }
     // updatedb.conf's own spelling, so its lines can be pasted in.
-    else if (folded == "prunepaths") append(c.prune.paths, path_list_value(item));
-    else if (folded == "prunenames") append(c.prune.names, list_value(item));
-    else if (folded == "prunefs") append(c.prune.fs_types, list_value(item));
-    else throw Problem{"unknown key '" + k + "'"};
+    else if (folded == "prunepaths")
+        append(c.prune.paths, path_list_value(item));
+    else if (folded == "prunenames")
+        append(c.prune.names, list_value(item));
+    else if (folded == "prunefs")
+        append(c.prune.fs_types, list_value(item));
+    else
+        throw Problem{"unknown key '" + k + "'"};
 }
 
 void apply_prune(Config& c, const CLI::ConfigItem& item) {
-    if (item.name == "paths") append(c.prune.paths, path_list_value(item));
-    else if (item.name == "names") append(c.prune.names, list_value(item));
-    else if (item.name == "fs") append(c.prune.fs_types, list_value(item));
-    else throw Problem{"unknown key '" + key_name(item) + "' (prune takes paths, names, fs)"};
+    if (item.name == "paths")
+        append(c.prune.paths, path_list_value(item));
+    else if (item.name == "names")
+        append(c.prune.names, list_value(item));
+    else if (item.name == "fs")
+        append(c.prune.fs_types, list_value(item));
+    else
+        throw Problem{"unknown key '" + key_name(item) + "' (prune takes paths, names, fs)"};
 }
 
 struct RootTable {
@@ -171,7 +196,8 @@ void apply_root(RootTable& t, const CLI::ConfigItem& item) {
     } else if (item.name == "one_file_system") {
         t.root.one_file_system = bool_value(item);
     } else {
-        throw Problem{"unknown key '" + key_name(item) + "' (root takes path, interval, one_file_system)"};
+        throw Problem{"unknown key '" + key_name(item) +
+                      "' (root takes path, interval, one_file_system)"};
     }
 }
 
@@ -187,11 +213,12 @@ void check(Config& c) {
             }
         }
     }
-    static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "warning",
-                                                   "error", "critical", "off"};
+    static constexpr std::string_view kLevels[] = {"trace",   "debug", "info",     "warn",
+                                                   "warning", "error", "critical", "off"};
     if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
-        throw Problem{"'log_level' must be one of trace, debug, info, warn, error, critical, off; got '" +
-                      c.log_level + "'"};
+        throw Problem{
+            "'log_level' must be one of trace, debug, info, warn, error, critical, off; got '" +
+            c.log_level + "'"};
     }
 }
 
@@ -279,12 +306,18 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     if (ec != std::errc() || end == s.data()) return std::nullopt;
     const std::string_view unit(end, static_cast<std::size_t>(s.data() + s.size() - end));
     std::uint64_t scale = 0;
-    if (unit.empty() || unit == "s") scale = 1;
-    else if (unit == "m" || unit == "min") scale = 60;
-    else if (unit == "h") scale = 3600;
-    else if (unit == "d") scale = 86400;
-    else if (unit == "w") scale = 7 * 86400;
-    else return std::nullopt;
+    if (unit.empty() || unit == "s")
+        scale = 1;
+    else if (unit == "m" || unit == "min")
+        scale = 60;
+    else if (unit == "h")
+        scale = 3600;
+    else if (unit == "d")
+        scale = 86400;
+    else if (unit == "w")
+        scale = 7 * 86400;
+    else
+        return std::nullopt;
     // A century is plenty; the cap keeps the arithmetic below from overflowing.
     constexpr std::uint64_t kMaxSeconds = 100ULL * 365 * 86400;
     if (n > kMaxSeconds / scale) return std::nullopt;

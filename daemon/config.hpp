@@ -5,8 +5,6 @@
 // touches no file system: a fuzz target calls it directly.
 #pragma once
 
-#include "ipc/default_socket.hpp"
-
 #include <sys/types.h>
 
 #include <chrono>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "core/prune.hpp"
+#include "ipc/default_socket.hpp"
 
 namespace wsindex::daemon {
 

@@ -3,10 +3,10 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include "daemon/logging.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -30,10 +30,18 @@ core::Status group_id(const std::string& name, gid_t* out) {
 
 void log_from_server(ipc::LogLevel level, std::string_view line) {
     switch (level) {
-        case ipc::LogLevel::Debug: spdlog::debug("ipc: {}", line); break;
-        case ipc::LogLevel::Info: spdlog::info("ipc: {}", line); break;
-        case ipc::LogLevel::Warning: spdlog::warn("ipc: {}", line); break;
-        case ipc::LogLevel::Error: spdlog::error("ipc: {}", line); break;
+        case ipc::LogLevel::Debug:
+            spdlog::debug("ipc: {}", line);
+            break;
+        case ipc::LogLevel::Info:
+            spdlog::info("ipc: {}", line);
+            break;
+        case ipc::LogLevel::Warning:
+            spdlog::warn("ipc: {}", line);
+            break;
+        case ipc::LogLevel::Error:
+            spdlog::error("ipc: {}", line);
+            break;
     }
 }
 
@@ -74,7 +82,8 @@ core::Status Daemon::start() {
     if (auto st = ScanService::open(std::move(so), &scans_); !st) {
         return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
     }
-    if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_); !st) {
+    if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_);
+        !st) {
         return core::Status(st.code(), "opening readers of " + c.db_path + ": " + st.message());
     }
     if (c.name_index) {
@@ -185,10 +194,12 @@ void Daemon::reload() {
         const Config& now = options_.config;
         if (next.socket_path != now.socket_path || next.db_path != now.db_path ||
             next.socket_mode != now.socket_mode || next.socket_group != now.socket_group ||
-            next.query_threads != now.query_threads || next.max_connections != now.max_connections ||
+            next.query_threads != now.query_threads ||
+            next.max_connections != now.max_connections ||
             next.max_connections_per_uid != now.max_connections_per_uid ||
             next.reserved_connections != now.reserved_connections) {
-            spdlog::warn("reload: socket, database, thread and connection settings change only at restart");
+            spdlog::warn(
+                "reload: socket, database, thread and connection settings change only at restart");
         }
         set_log_level(next.log_level);
         scans_->reconfigure(scan_settings(next));
@@ -236,8 +247,8 @@ void Daemon::on_job_change(const ScanJob& job) {
         // Every user can read this line (`systemctl status`), and wsindex.Status shows a root
         // only to callers who may see it: the line names the scan, not its root.
         const ipc::ScanInfo info = job.info();
-        const std::string line =
-            "scan " + std::to_string(info.scan_id) + " " + std::string(ipc::scan_state_name(info.state));
+        const std::string line = "scan " + std::to_string(info.scan_id) + " " +
+                                 std::string(ipc::scan_state_name(info.state));
         options_.seams.service_manager.notify_status(line);
     }
 }

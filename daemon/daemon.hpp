@@ -10,12 +10,11 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include "core/status.hpp"
 #include "daemon/command_line.hpp"
@@ -31,8 +30,8 @@
 namespace wsindex::daemon {
 
 struct DaemonOptions {
-    Config config;               // resolved: socket and db paths set
-    CommandLine command_line;    // re-applied over the file on reload
+    Config config;             // resolved: socket and db paths set
+    CommandLine command_line;  // re-applied over the file on reload
     Seams seams;
     bool handle_signals = true;  // tests drive stop and reload themselves
     bool low_priority_scans = true;
@@ -44,7 +43,7 @@ struct DaemonOptions {
 };
 
 class Daemon {
-public:
+  public:
     explicit Daemon(DaemonOptions options);
     ~Daemon();
     Daemon(const Daemon&) = delete;
@@ -64,10 +63,10 @@ public:
     // For tests: the scan service (valid between start() and the end of run()).
     [[nodiscard]] ScanService& scans() { return *scans_; }
 
-private:
+  private:
     void wait_for_signal();
-    void reload();    // io thread
-    void shutdown();  // io thread
+    void reload();                           // io thread
+    void shutdown();                         // io thread
     void on_job_change(const ScanJob& job);  // any thread
     ScanSettings scan_settings(const Config& config) const;
 

@@ -12,8 +12,8 @@ void register_handlers(ipc::Server& server, HandlerContext& context) {
 
 void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job) {
     if (!context.queries.submit(std::move(job))) {
-        responder.fail(ipc::make_error(ipc::ErrorKind::Busy,
-                                       "too many queries waiting; retry later"));
+        responder.fail(
+            ipc::make_error(ipc::ErrorKind::Busy, "too many queries waiting; retry later"));
     }
 }
 

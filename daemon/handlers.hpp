@@ -7,10 +7,9 @@
 // caller's PathFilter (seams.hpp); starting and cancelling scans through may_control.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
-
-#include <boost/asio/io_context.hpp>
 
 #include "daemon/query_pool.hpp"
 #include "daemon/scan_service.hpp"

@@ -23,14 +23,17 @@ ipc::ScanInfo to_info(storage::ScanRow row) {
     info.finished_ns = row.finished_ns;
     info.entries = row.entries;
     info.errors = row.errors;
-    if (row.root_size) info.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_size));
-    if (row.root_dirs) info.dirs = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_dirs));
+    if (row.root_size)
+        info.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_size));
+    if (row.root_dirs)
+        info.dirs = static_cast<std::uint64_t>(std::max<std::int64_t>(0, *row.root_dirs));
     info.error = std::move(row.error);
     if (row.state == "interrupted" && info.error.empty()) {
         info.error = "interrupted: wsindexd stopped during the scan";
     }
     if (info.finished_ns > info.started_ns) {
-        info.elapsed_ms = static_cast<std::uint64_t>((info.finished_ns - info.started_ns) / 1000000);
+        info.elapsed_ms =
+            static_cast<std::uint64_t>((info.finished_ns - info.started_ns) / 1000000);
     }
     if (info.elapsed_ms > 0) {
         info.entries_per_second =
@@ -41,7 +44,8 @@ ipc::ScanInfo to_info(storage::ScanRow row) {
 
 }  // namespace
 
-core::Status list_scans(storage::Database& db, std::uint64_t limit, std::vector<ipc::ScanInfo>* out) {
+core::Status list_scans(storage::Database& db, std::uint64_t limit,
+                        std::vector<ipc::ScanInfo>* out) {
     out->clear();
     std::vector<storage::ScanRow> rows;
     if (auto st = storage::Queries(db).scans(limit, &rows); !st) return st;
@@ -49,7 +53,8 @@ core::Status list_scans(storage::Database& db, std::uint64_t limit, std::vector<
     return {};
 }
 
-core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out, bool* found) {
+core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out,
+                      bool* found) {
     storage::ScanRow row;
     if (auto st = storage::Queries(db).scan(scan_id, &row, found); !st) return st;
     if (*found) *out = to_info(std::move(row));

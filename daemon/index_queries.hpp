@@ -16,10 +16,12 @@ namespace wsindex::daemon {
 
 // Scans, newest first; limit 0: all. States map as: complete -> done, interrupted -> failed
 // (with "interrupted: wsindexd stopped during the scan" when no error text was stored).
-core::Status list_scans(storage::Database& db, std::uint64_t limit, std::vector<ipc::ScanInfo>* out);
+core::Status list_scans(storage::Database& db, std::uint64_t limit,
+                        std::vector<ipc::ScanInfo>* out);
 
 // One scan by id; found == false if there is none.
-core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out, bool* found);
+core::Status get_scan(storage::Database& db, std::uint64_t scan_id, ipc::ScanInfo* out,
+                      bool* found);
 
 // The newest scan that ended failed, cancelled or interrupted (as failed); found == false if none.
 core::Status latest_unsuccessful_scan(storage::Database& db, ipc::ScanInfo* out, bool* found);

@@ -1,11 +1,11 @@
 // Logging: the stderr sink and its format.
 #include "daemon/logging.hpp"
 
-#include <cstdlib>
-#include <string>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <string>
 
 namespace wsindex::daemon {
 

@@ -18,6 +18,7 @@
 //   thread_priority.*   nice and idle I/O class for scan threads
 //   seams.hpp           hooks for the visibility filter and the systemd glue
 //   systemd_*, visibility.*  written separately; plugged in here through seams.hpp
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +26,6 @@
 #include <exception>
 #include <filesystem>
 #include <system_error>
-
-#include <spdlog/spdlog.h>
 
 #include "daemon/command_line.hpp"
 #include "daemon/config.hpp"
@@ -95,8 +94,8 @@ int run(int argc, char** argv) {
 
     // A per-user default lives in ~/.local/state/wsindexd, which may not exist yet.
     std::error_code ec;
-    std::filesystem::create_directories(
-        std::filesystem::path(options.config.db_path).parent_path(), ec);
+    std::filesystem::create_directories(std::filesystem::path(options.config.db_path).parent_path(),
+                                        ec);
     // So does the default socket's directory ($XDG_RUNTIME_DIR/wsindexd): made private (the
     // umask above), and only that one level, so a missing runtime directory is still an error.
     if (!adopted.fd && options.config.socket_path == default_socket_path() && ::geteuid() != 0) {

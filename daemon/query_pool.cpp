@@ -1,9 +1,9 @@
 // QueryPool: the threads, their connections, and the name index refresh.
 #include "daemon/query_pool.hpp"
 
-#include <exception>
-
 #include <spdlog/spdlog.h>
+
+#include <exception>
 
 namespace wsindex::daemon {
 
@@ -13,7 +13,8 @@ core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::
     pool->max_pending_ = max_pending;
     for (unsigned i = 0; i < std::max(1u, threads); ++i) {
         auto db = std::make_unique<storage::Database>();
-        if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, db.get()); !st) {
+        if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, db.get());
+            !st) {
             return st;
         }
         pool->dbs_.push_back(std::move(db));

@@ -30,7 +30,7 @@ struct QueryContext {
 };
 
 class QueryPool {
-public:
+  public:
     using Job = std::function<void(QueryContext&)>;
 
     // Opens `threads` read-only connections (the schema must exist: open the writer first) and
@@ -54,7 +54,7 @@ public:
     // Any thread but a query thread. Runs the jobs already queued, then joins. Idempotent.
     void stop();
 
-private:
+  private:
     QueryPool() = default;
     void main(storage::Database& db);
 
@@ -64,10 +64,10 @@ private:
 
     std::mutex mutex_;
     std::condition_variable ready_;
-    std::deque<Job> jobs_;  // guarded
-    bool stopping_ = false;  // guarded
-    bool names_enabled_ = true;  // guarded
-    bool refresh_queued_ = false;  // guarded: at most one reload waits
+    std::deque<Job> jobs_;                             // guarded
+    bool stopping_ = false;                            // guarded
+    bool names_enabled_ = true;                        // guarded
+    bool refresh_queued_ = false;                      // guarded: at most one reload waits
     std::shared_ptr<const storage::NameIndex> names_;  // guarded
 };
 

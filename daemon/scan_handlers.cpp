@@ -1,13 +1,12 @@
 // Scan handlers: wsindex.Version, Scan, Cancel and Status.
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
@@ -138,7 +137,8 @@ core::Status last_failed_scan(storage::Database& db, const ScanSnapshot& snap,
     if (found) *out = std::move(stored);
     for (auto it = snap.ended.rbegin(); it != snap.ended.rend(); ++it) {
         ipc::ScanInfo info = (*it)->info();
-        if (info.state != ipc::ScanState::Failed && info.state != ipc::ScanState::Cancelled) continue;
+        if (info.state != ipc::ScanState::Failed && info.state != ipc::ScanState::Cancelled)
+            continue;
         // The database's row wins for the same scan; a job without an id never had a row.
         const bool newer = !*out || (info.scan_id == 0 ? info.finished_ns > (*out)->finished_ns
                                                        : info.scan_id > (*out)->scan_id);
@@ -223,12 +223,13 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
             cancel(ctx, call, p, std::move(r));
         });
 
-    server.add_method(std::string(ipc::method::kStatus), [&ctx](const ipc::Call& call, ipc::Responder r) {
-        const ipc::PeerCredentials peer = call.peer;
-        submit_query(ctx, r, [&ctx, peer, r](QueryContext& q) mutable {
-            status(ctx, q, peer, std::move(r));
-        });
-    });
+    server.add_method(std::string(ipc::method::kStatus),
+                      [&ctx](const ipc::Call& call, ipc::Responder r) {
+                          const ipc::PeerCredentials peer = call.peer;
+                          submit_query(ctx, r, [&ctx, peer, r](QueryContext& q) mutable {
+                              status(ctx, q, peer, std::move(r));
+                          });
+                      });
 }
 
 }  // namespace wsindex::daemon

@@ -23,7 +23,7 @@ namespace wsindex::daemon {
 enum class ScanOrigin { Client, Schedule };
 
 class ScanJob {
-public:
+  public:
     ScanJob(std::uint64_t ticket, std::string root, ScanOrigin origin)
         : ticket_(ticket), root_(std::move(root)), origin_(origin) {}
 
@@ -60,7 +60,7 @@ public:
     [[nodiscard]] ipc::ScanState state() const;
     [[nodiscard]] std::int64_t scan_id() const;
 
-private:
+  private:
     const std::uint64_t ticket_;
     const std::string root_;
     const ScanOrigin origin_;

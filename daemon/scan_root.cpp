@@ -28,18 +28,21 @@ ipc::Result<std::string> resolve_scan_root(std::string_view path) {
         const int err = errno;
         switch (err) {
             case ENOENT:
-                return ipc::make_error(ipc::ErrorKind::NoSuchPath, "no such path: " + shown, details());
+                return ipc::make_error(ipc::ErrorKind::NoSuchPath, "no such path: " + shown,
+                                       details());
             case ENOTDIR:
                 return ipc::make_error(ipc::ErrorKind::NotADirectory,
-                                       "not a directory (a component is a file): " + shown, details());
+                                       "not a directory (a component is a file): " + shown,
+                                       details());
             case EACCES:
             case EPERM:
-                return ipc::make_error(ipc::ErrorKind::PermissionDenied,
-                                       "the daemon cannot reach " + shown + ": " + std::strerror(err),
-                                       details());
+                return ipc::make_error(
+                    ipc::ErrorKind::PermissionDenied,
+                    "the daemon cannot reach " + shown + ": " + std::strerror(err), details());
             default:
                 return ipc::make_error(ipc::ErrorKind::NoSuchPath,
-                                       "cannot resolve " + shown + ": " + std::strerror(err), details());
+                                       "cannot resolve " + shown + ": " + std::strerror(err),
+                                       details());
         }
     }
     struct stat st {};
@@ -48,7 +51,8 @@ ipc::Result<std::string> resolve_scan_root(std::string_view path) {
                                "no such path: " + shown + ": " + std::strerror(errno), details());
     }
     if (!S_ISDIR(st.st_mode)) {
-        return ipc::make_error(ipc::ErrorKind::NotADirectory, "not a directory: " + shown, details());
+        return ipc::make_error(ipc::ErrorKind::NotADirectory, "not a directory: " + shown,
+                               details());
     }
     return std::string(real.get());
 }

@@ -1,10 +1,10 @@
 // ScanService: the queue, the scan thread, the periodic schedule and the walk -> writer wiring.
 #include "daemon/scan_service.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <system_error>
-
-#include <spdlog/spdlog.h>
 
 #include "core/walker.hpp"
 #include "daemon/scan_root.hpp"
@@ -94,9 +94,9 @@ ipc::Result<std::shared_ptr<const ScanJob>> ScanService::enqueue(std::string roo
         if (stopping_) return ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping");
         job = enqueue_locked(root, origin, &added);
         if (!job) {
-            return ipc::make_error(ipc::ErrorKind::Busy,
-                                   "the scan queue is full (" +
-                                       std::to_string(options_.max_queued) + " waiting); retry later");
+            return ipc::make_error(ipc::ErrorKind::Busy, "the scan queue is full (" +
+                                                             std::to_string(options_.max_queued) +
+                                                             " waiting); retry later");
         }
     }
     if (added) {
@@ -380,8 +380,8 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
             error = st.to_string();
         }
     } else {
-        const bool cancelled = job->cancel_token().cancelled() ||
-                               walked.code() == std::errc::operation_canceled;
+        const bool cancelled =
+            job->cancel_token().cancelled() || walked.code() == std::errc::operation_canceled;
         // abort() returns what ended the scan: the walk's error, or the writer's if it failed
         // first (then the walk only stopped because consume() failed).
         const core::Status ended = writer_->abort(walked, cancelled);

@@ -43,7 +43,7 @@
 namespace wsindex::daemon {
 
 struct ScheduledRoot {
-    std::string path;                // as configured; resolved when due
+    std::string path;                 // as configured; resolved when due
     std::chrono::seconds interval{};  // zero: only when never indexed
     bool one_file_system = false;
 };
@@ -82,7 +82,7 @@ struct ScanSnapshot {
 };
 
 class ScanService {
-public:
+  public:
     // Opens the writer (creating or migrating the database, taking its writer lock, recovering
     // from a crash), reads when each configured root was last indexed, and starts the thread.
     static core::Status open(ScanServiceOptions options, std::unique_ptr<ScanService>* out);
@@ -114,11 +114,11 @@ public:
     // Any thread: the non-blocking first half of stop() (SIGTERM handler on the io thread).
     void request_stop();
 
-private:
+  private:
     using Clock = std::chrono::steady_clock;
     explicit ScanService(ScanServiceOptions options);
 
-    void main();                                         // the scan thread
+    void main();  // the scan thread
     struct Outcome {
         ipc::ScanState state;
         std::string error;
@@ -136,8 +136,8 @@ private:
     std::unique_ptr<storage::BatchWriter> writer_;  // scan thread only (after open)
 
     mutable std::mutex mutex_;
-    mutable std::condition_variable wake_;  // queue, stop or schedule changed
-    mutable std::condition_variable idle_;  // a job ended
+    mutable std::condition_variable wake_;        // queue, stop or schedule changed
+    mutable std::condition_variable idle_;        // a job ended
     std::deque<std::shared_ptr<ScanJob>> queue_;  // guarded
     std::shared_ptr<ScanJob> running_;            // guarded
     bool stopping_ = false;                       // guarded

@@ -31,7 +31,7 @@ namespace wsindex::daemon {
 // One caller's view of scans for one call; decisions are cached per root (a history holds many
 // scans of few roots). Same thread rules as CallerView: the query thread of that call.
 class ScanRedactor {
-public:
+  public:
     ScanRedactor(storage::Database& db, const CallerView& view);
 
     // Withholds what the caller may not learn from `scan` (see the header comment).
@@ -40,7 +40,7 @@ public:
     // unless the caller may list the whole subtree.
     core::Status redact(ipc::RootInfo* root, bool* keep);
 
-private:
+  private:
     struct Decision {
         bool root_visible = false;
         bool counts_visible = false;

@@ -71,10 +71,10 @@ void ScanWaiters::finish(Waiter& w) {
     }
     if (w.responder.streaming()) w.responder.try_more(scans_reply(w.jobs));
     const std::int64_t id = (*cancelled)->scan_id();
-    w.responder.fail(ipc::make_error(ipc::ErrorKind::Cancelled,
-                                     "scan of " + ipc::display_bytes((*cancelled)->root()) +
-                                         " was cancelled",
-                                     nlohmann::json{{"scan_id", id}}));
+    w.responder.fail(
+        ipc::make_error(ipc::ErrorKind::Cancelled,
+                        "scan of " + ipc::display_bytes((*cancelled)->root()) + " was cancelled",
+                        nlohmann::json{{"scan_id", id}}));
 }
 
 void ScanWaiters::arm() {

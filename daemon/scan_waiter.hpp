@@ -5,17 +5,16 @@
 // each streaming caller a progress reply with try_more(), which never blocks: a caller that does
 // not read just misses ticks. poke() (after any job state change) sends final replies at once,
 // so `wsctl scan --wait` returns as soon as the scan ends, not at the next tick. A cancelled
-// scan ends the call with the Cancelled error (after a last progress reply when streaming). A caller that
-// goes away stops being followed; its scans go on.
+// scan ends the call with the Cancelled error (after a last progress reply when streaming). A
+// caller that goes away stops being followed; its scans go on.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <list>
 #include <memory>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "daemon/scan_job.hpp"
 #include "ipc/responder.hpp"
@@ -23,7 +22,7 @@
 namespace wsindex::daemon {
 
 class ScanWaiters {
-public:
+  public:
     ScanWaiters(boost::asio::io_context& io, std::chrono::milliseconds interval);
 
     // io thread. Follows `jobs` for the call behind `responder`.
@@ -35,7 +34,7 @@ public:
 
     [[nodiscard]] std::size_t size() const { return waiters_.size(); }
 
-private:
+  private:
     struct Waiter {
         std::vector<std::shared_ptr<const ScanJob>> jobs;
         ipc::Responder responder;

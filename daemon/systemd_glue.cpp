@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <boost/asio/steady_timer.hpp>
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -59,17 +58,17 @@ core::Status adopt_listen_socket(AdoptedSocket* out) {
             out->fd = candidate.fd;
             continue;
         }
-        out->note += (out->note.empty() ? "" : "; ") + std::string("ignored passed fd ") +
-                     std::to_string(candidate.fd) + " (" +
-                     (candidate.name.empty() ? "unnamed" : candidate.name) + "): " +
-                     (usable ? "more than one listening socket"
-                             : "not a listening AF_UNIX stream socket");
+        out->note +=
+            (out->note.empty() ? "" : "; ") + std::string("ignored passed fd ") +
+            std::to_string(candidate.fd) + " (" +
+            (candidate.name.empty() ? "unnamed" : candidate.name) + "): " +
+            (usable ? "more than one listening socket" : "not a listening AF_UNIX stream socket");
         ::close(candidate.fd);
     }
     if (!fds.empty() && !out->fd) {
-        return core::Status(std::make_error_code(std::errc::invalid_argument),
-                            "socket activation passed no listening AF_UNIX stream socket: " +
-                                out->note);
+        return core::Status(
+            std::make_error_code(std::errc::invalid_argument),
+            "socket activation passed no listening AF_UNIX stream socket: " + out->note);
     }
     return {};
 }
@@ -133,8 +132,7 @@ void WatchdogPinger::schedule(const std::shared_ptr<State>& state) {
     });
 }
 
-WatchdogPinger::WatchdogPinger(boost::asio::io_context& io)
-    : state_(std::make_shared<State>(io)) {}
+WatchdogPinger::WatchdogPinger(boost::asio::io_context& io) : state_(std::make_shared<State>(io)) {}
 
 WatchdogPinger::~WatchdogPinger() { stop(); }
 

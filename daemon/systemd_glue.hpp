@@ -1,4 +1,5 @@
-// systemd glue: socket activation (LISTEN_FDS), sd_notify readiness/status/watchdog, via libsystemd.
+// systemd glue: socket activation (LISTEN_FDS), sd_notify readiness/status/watchdog, via
+// libsystemd.
 //
 // Every function is a harmless no-op when the process was not started by systemd (no
 // NOTIFY_SOCKET, no LISTEN_FDS, no WATCHDOG_USEC), so the daemon calls them unconditionally.
@@ -12,16 +13,15 @@
 // from main, before any other thread starts.
 #pragma once
 
-#include "core/status.hpp"
-
 #include <boost/asio/io_context.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/status.hpp"
 
 namespace wsindex::daemon {
 
@@ -75,7 +75,7 @@ bool notify_raw(std::string_view state);
 // scan on its own threads does not. Construct, start() and stop() on that thread (or before it
 // runs); stop() is idempotent and the destructor stops.
 class WatchdogPinger {
-public:
+  public:
     explicit WatchdogPinger(boost::asio::io_context& io);
     ~WatchdogPinger();
     WatchdogPinger(const WatchdogPinger&) = delete;
@@ -85,7 +85,7 @@ public:
     bool start();
     void stop();
 
-private:
+  private:
     struct State;
     static void schedule(const std::shared_ptr<State>& state);
     std::shared_ptr<State> state_;  // shared with the pending timer handler

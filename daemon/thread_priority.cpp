@@ -14,7 +14,9 @@ namespace {
 constexpr int kIoprioWhoProcess = 1;  // with a tid: that thread only
 constexpr int kIoprioClassShift = 13;
 
-int ioprio_value(IoClass c, int level) { return (static_cast<int>(c) << kIoprioClassShift) | level; }
+int ioprio_value(IoClass c, int level) {
+    return (static_cast<int>(c) << kIoprioClassShift) | level;
+}
 
 }  // namespace
 
@@ -26,7 +28,8 @@ core::Status set_thread_priority(int nice, IoClass io_class) {
         first = core::Status::from_errno(errno, "setpriority");
     }
     if (::syscall(SYS_ioprio_set, kIoprioWhoProcess, static_cast<int>(tid),
-                  ioprio_value(io_class, 0)) != 0 && first) {
+                  ioprio_value(io_class, 0)) != 0 &&
+        first) {
         first = core::Status::from_errno(errno, "ioprio_set");
     }
     return first;

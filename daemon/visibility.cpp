@@ -168,8 +168,7 @@ std::optional<gid_t> lookup_group(const std::string& name) {
     group gr{};
     group* found = nullptr;
     int rc = 0;
-    while ((rc = ::getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found)) ==
-           ERANGE) {
+    while ((rc = ::getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found)) == ERANGE) {
         buffer.resize(buffer.size() * 2);
     }
     if (rc != 0 || found == nullptr) return std::nullopt;
@@ -232,18 +231,32 @@ bool read_access_acl(int fd, std::vector<AclEntry>* out) {
         }
         AclEntry e;
         switch (tag) {
-            case ACL_USER_OBJ: e.tag = AclEntry::Tag::user_obj; break;
-            case ACL_USER: e.tag = AclEntry::Tag::user; break;
-            case ACL_GROUP_OBJ: e.tag = AclEntry::Tag::group_obj; break;
-            case ACL_GROUP: e.tag = AclEntry::Tag::group; break;
-            case ACL_MASK: e.tag = AclEntry::Tag::mask; break;
-            case ACL_OTHER: e.tag = AclEntry::Tag::other; break;
-            default: return false;
+            case ACL_USER_OBJ:
+                e.tag = AclEntry::Tag::user_obj;
+                break;
+            case ACL_USER:
+                e.tag = AclEntry::Tag::user;
+                break;
+            case ACL_GROUP_OBJ:
+                e.tag = AclEntry::Tag::group_obj;
+                break;
+            case ACL_GROUP:
+                e.tag = AclEntry::Tag::group;
+                break;
+            case ACL_MASK:
+                e.tag = AclEntry::Tag::mask;
+                break;
+            case ACL_OTHER:
+                e.tag = AclEntry::Tag::other;
+                break;
+            default:
+                return false;
         }
         if (tag == ACL_USER || tag == ACL_GROUP) {
             std::unique_ptr<void, AclFree> id(::acl_get_qualifier(entry));
             if (!id) return false;
-            e.id = tag == ACL_USER ? *static_cast<uid_t*>(id.get()) : *static_cast<gid_t*>(id.get());
+            e.id =
+                tag == ACL_USER ? *static_cast<uid_t*>(id.get()) : *static_cast<gid_t*>(id.get());
         }
         e.perm = (::acl_get_perm(permset, ACL_READ) == 1 ? kRead : 0U) |
                  (::acl_get_perm(permset, ACL_WRITE) == 1 ? kWrite : 0U) |
@@ -288,8 +301,8 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     const int fd = ::open(dir.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return std::nullopt;
     struct stat again {};
-    const bool same = ::fstat(fd, &again) == 0 && again.st_dev == st.st_dev &&
-                      again.st_ino == st.st_ino;
+    const bool same =
+        ::fstat(fd, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino;
     const bool ok = same && read_access_acl(fd, &perm.acl);
     ::close(fd);
     if (!ok) return std::nullopt;

@@ -21,10 +21,6 @@
 // gets only the primary gid — fewer groups can only hide more.
 #pragma once
 
-#include "core/status.hpp"
-#include "daemon/seams.hpp"
-#include "ipc/unix_socket.hpp"
-
 #include <sys/types.h>
 
 #include <cstddef>
@@ -35,6 +31,10 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "core/status.hpp"
+#include "daemon/seams.hpp"
+#include "ipc/unix_socket.hpp"
 
 namespace wsindex::daemon {
 
@@ -120,7 +120,7 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir);
 // filters that query's rows. Paths are absolute and normalized (no trailing '/', no '.',
 // '..' or '//'); anything else is not visible.
 class VisibilityFilter {
-public:
+  public:
     VisibilityFilter(Caller caller, DirPermSource source);
 
     // May the caller see the entry at `path` (name and metadata)? "/" itself: yes.
@@ -135,7 +135,7 @@ public:
     // Source lookups so far (tests check the cache with it).
     [[nodiscard]] std::size_t lookups() const { return lookups_; }
 
-private:
+  private:
     struct DirDecision {
         bool searchable = false;  // x on this directory and every ancestor
         bool listable = false;    // searchable and r on this directory

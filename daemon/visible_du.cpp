@@ -32,12 +32,12 @@ core::Status sees_whole_subtree(storage::Database& db, const std::string& path,
     return storage::subtree_all_listable(db, path, view.can_list, whole);
 }
 
-core::Status visible_du_rows(storage::Database& db, const std::string& path,
-                             const CallerView& view, std::uint32_t depth, std::uint64_t top,
+core::Status visible_du_rows(storage::Database& db, const std::string& path, const CallerView& view,
+                             std::uint32_t depth, std::uint64_t top,
                              std::vector<ipc::DuEntry>* out) {
     const std::uint32_t base = storage::path_depth(path);
-    const std::uint64_t max_depth = depth == 0 && top > 0 ? UINT64_MAX
-                                                          : static_cast<std::uint64_t>(base) + depth;
+    const std::uint64_t max_depth =
+        depth == 0 && top > 0 ? UINT64_MAX : static_cast<std::uint64_t>(base) + depth;
     std::vector<storage::VisibleTotalsRow> rows;
     std::optional<storage::VisibleTotalsRow> self;
     auto st = storage::visible_dir_totals(
@@ -54,9 +54,11 @@ core::Status visible_du_rows(storage::Database& db, const std::string& path,
     if (!st) return st;
     if (self && view.can_see(path)) out->push_back(to_entry(*self, base));
     if (top > 0) {
-        const std::size_t keep = static_cast<std::size_t>(std::min<std::uint64_t>(top, rows.size()));
-        std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(keep), rows.end(),
-                          [](const auto& a, const auto& b) { return a.totals.size > b.totals.size; });
+        const std::size_t keep =
+            static_cast<std::size_t>(std::min<std::uint64_t>(top, rows.size()));
+        std::partial_sort(
+            rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(keep), rows.end(),
+            [](const auto& a, const auto& b) { return a.totals.size > b.totals.size; });
         rows.resize(keep);
     } else {
         // The order of the precomputed answer: by stored prefix (path + '/'), i.e. depth-first.

@@ -23,8 +23,8 @@ core::Status sees_whole_subtree(storage::Database& db, const std::string& path,
 // path order, or, with `top` > 0, the `top` largest at any depth up to `depth` — any depth when
 // `depth` is 0 — by visible size), with totals over visible entries and `partial` set where
 // something below is hidden. Appended to `out`. `depth` and `top` as in ipc::DuParams.
-core::Status visible_du_rows(storage::Database& db, const std::string& path,
-                             const CallerView& view, std::uint32_t depth, std::uint64_t top,
+core::Status visible_du_rows(storage::Database& db, const std::string& path, const CallerView& view,
+                             std::uint32_t depth, std::uint64_t top,
                              std::vector<ipc::DuEntry>* out);
 
 }  // namespace wsindex::daemon

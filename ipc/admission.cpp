@@ -13,11 +13,11 @@
 //    (so two users cannot take slots back and forth). Idle means no call running and nothing
 //    left to write: the client loses no answer, just as at the idle timeout. Connections with a
 //    call in progress are never closed; if every candidate is busy, the newcomer gets Busy.
-#include "ipc/server_core.hpp"
-
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "ipc/server_core.hpp"
 
 namespace wsindex::ipc::detail {
 
@@ -33,7 +33,8 @@ std::string ServerCore::admit(const PeerCredentials& peer) {
     if (holds >= options_.max_connections_per_uid) {
         return "too many connections from uid " + std::to_string(peer.uid);
     }
-    const std::size_t reserved = std::min(options_.reserved_connections, options_.max_connections / 2);
+    const std::size_t reserved =
+        std::min(options_.reserved_connections, options_.max_connections / 2);
     const std::size_t shared = options_.max_connections - reserved;
     if (sessions_.size() < shared) return {};
     // Evaluated only under pressure: the daemon's predicate may read /proc.

@@ -28,7 +28,9 @@ std::string base64_encode(std::string_view bytes) {
     std::string out;
     out.reserve((bytes.size() + 2) / 3 * 4);
     std::size_t i = 0;
-    const auto at = [&](std::size_t k) { return static_cast<std::uint32_t>(static_cast<std::uint8_t>(bytes[k])); };
+    const auto at = [&](std::size_t k) {
+        return static_cast<std::uint32_t>(static_cast<std::uint8_t>(bytes[k]));
+    };
     for (; i + 3 <= bytes.size(); i += 3) {
         const std::uint32_t v = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
         out += kAlphabet[(v >> 18) & 63];

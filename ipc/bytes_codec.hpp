@@ -9,12 +9,11 @@
 // any bytes, so a client may always send {"b64": ...}.
 #pragma once
 
-#include "ipc/result.hpp"
-
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <string_view>
+
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 

@@ -1,10 +1,10 @@
 // Error names: the mapping between ErrorKind and the wire names of docs/protocol.md.
 #include "ipc/error.hpp"
 
-#include "ipc/utf8.hpp"
-
 #include <array>
 #include <utility>
+
+#include "ipc/utf8.hpp"
 
 namespace wsindex::ipc {
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,11 +29,11 @@ enum class ErrorKind {
     ShuttingDown,      // the daemon is stopping
     Internal,          // a bug or an unexpected failure in the daemon
     // Local errors (client library only, never on the wire).
-    NotRunning,    // no socket, or nothing listening on it
-    ConnectFailed, // any other connect failure
-    Timeout,       // no reply within the deadline
-    Disconnected,  // the server closed the connection mid-call
-    Protocol,      // the server sent something that is not a valid reply
+    NotRunning,     // no socket, or nothing listening on it
+    ConnectFailed,  // any other connect failure
+    Timeout,        // no reply within the deadline
+    Disconnected,   // the server closed the connection mid-call
+    Protocol,       // the server sent something that is not a valid reply
     // A wire error name this build does not know (a newer daemon): Error::name keeps it.
     Unknown,
 };

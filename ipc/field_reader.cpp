@@ -1,10 +1,10 @@
 // FieldReader: per-field type checks that turn into InvalidParameter errors.
 #include "ipc/field_reader.hpp"
 
-#include "ipc/bytes_codec.hpp"
-
 #include <cmath>
 #include <limits>
+
+#include "ipc/bytes_codec.hpp"
 
 namespace wsindex::ipc {
 
@@ -12,22 +12,32 @@ using nlohmann::json;
 
 std::string_view json_type_name(const json& value) {
     switch (value.type()) {
-        case json::value_t::null: return "null";
-        case json::value_t::boolean: return "boolean";
+        case json::value_t::null:
+            return "null";
+        case json::value_t::boolean:
+            return "boolean";
         case json::value_t::number_integer:
-        case json::value_t::number_unsigned: return "integer";
-        case json::value_t::number_float: return "number";
-        case json::value_t::string: return "string";
-        case json::value_t::object: return "object";
-        case json::value_t::array: return "array";
-        default: return "value";
+        case json::value_t::number_unsigned:
+            return "integer";
+        case json::value_t::number_float:
+            return "number";
+        case json::value_t::string:
+            return "string";
+        case json::value_t::object:
+            return "object";
+        case json::value_t::array:
+            return "array";
+        default:
+            return "value";
     }
 }
 
 FieldReader::FieldReader(const json& object, std::string prefix)
     : object_(object), prefix_(std::move(prefix)) {}
 
-std::string FieldReader::field_name(std::string_view name) const { return prefix_ + std::string(name); }
+std::string FieldReader::field_name(std::string_view name) const {
+    return prefix_ + std::string(name);
+}
 
 const json* FieldReader::find(std::string_view name) const {
     if (!object_.is_object()) return nullptr;
@@ -47,7 +57,8 @@ void FieldReader::fail_field(std::string_view name, std::string_view problem) {
 }
 
 void FieldReader::wrong_type(std::string_view name, std::string_view expected, const json& got) {
-    fail_field(name, "must be " + std::string(expected) + ", got " + std::string(json_type_name(got)));
+    fail_field(name,
+               "must be " + std::string(expected) + ", got " + std::string(json_type_name(got)));
 }
 
 namespace {
@@ -62,7 +73,8 @@ std::optional<std::uint64_t> as_uint64(const json& v) {
     }
     if (v.is_number_float()) {
         const double d = v.get<double>();
-        if (d >= 0 && d <= 9007199254740992.0 && std::floor(d) == d) return static_cast<std::uint64_t>(d);
+        if (d >= 0 && d <= 9007199254740992.0 && std::floor(d) == d)
+            return static_cast<std::uint64_t>(d);
     }
     return std::nullopt;
 }
@@ -78,7 +90,8 @@ std::optional<std::int64_t> as_int64(const json& v) {
     }
     if (v.is_number_float()) {
         const double d = v.get<double>();
-        if (std::fabs(d) <= 9007199254740992.0 && std::floor(d) == d) return static_cast<std::int64_t>(d);
+        if (std::fabs(d) <= 9007199254740992.0 && std::floor(d) == d)
+            return static_cast<std::int64_t>(d);
     }
     return std::nullopt;
 }
@@ -95,23 +108,28 @@ bool FieldReader::boolean(std::string_view name, bool fallback) {
     return v->get<bool>();
 }
 
-std::optional<std::uint64_t> FieldReader::optional_uint64(std::string_view name, std::uint64_t max) {
+std::optional<std::uint64_t> FieldReader::optional_uint64(std::string_view name,
+                                                          std::uint64_t max) {
     const json* v = find(name);
     if (!v) return std::nullopt;
     const auto value = as_uint64(*v);
     if (!value) {
-        if (v->is_number()) fail_field(name, "must be a non-negative integer, got " + v->dump());
-        else wrong_type(name, "a non-negative integer", *v);
+        if (v->is_number())
+            fail_field(name, "must be a non-negative integer, got " + v->dump());
+        else
+            wrong_type(name, "a non-negative integer", *v);
         return std::nullopt;
     }
     if (*value > max) {
-        fail_field(name, "must be at most " + std::to_string(max) + ", got " + std::to_string(*value));
+        fail_field(name,
+                   "must be at most " + std::to_string(max) + ", got " + std::to_string(*value));
         return std::nullopt;
     }
     return value;
 }
 
-std::uint64_t FieldReader::uint64(std::string_view name, std::uint64_t fallback, std::uint64_t max) {
+std::uint64_t FieldReader::uint64(std::string_view name, std::uint64_t fallback,
+                                  std::uint64_t max) {
     return optional_uint64(name, max).value_or(fallback);
 }
 
@@ -120,8 +138,10 @@ std::optional<std::int64_t> FieldReader::optional_int64(std::string_view name) {
     if (!v) return std::nullopt;
     const auto value = as_int64(*v);
     if (!value) {
-        if (v->is_number()) fail_field(name, "must be a 64-bit integer, got " + v->dump());
-        else wrong_type(name, "an integer", *v);
+        if (v->is_number())
+            fail_field(name, "must be a 64-bit integer, got " + v->dump());
+        else
+            wrong_type(name, "an integer", *v);
         return std::nullopt;
     }
     return value;

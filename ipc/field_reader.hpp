@@ -6,20 +6,19 @@
 // string"). Unknown fields are ignored (forward compatibility). Never throws.
 #pragma once
 
-#include "ipc/error.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ipc/error.hpp"
+
 namespace wsindex::ipc {
 
 class FieldReader {
-public:
+  public:
     // `object` must outlive the reader. `prefix` is prepended to field names in errors
     // ("scans[2]." for nested objects).
     explicit FieldReader(const nlohmann::json& object, std::string prefix = {});
@@ -53,7 +52,7 @@ public:
     // The first error, if any.
     [[nodiscard]] std::optional<Error> take_error() { return std::move(error_); }
 
-private:
+  private:
     const nlohmann::json* find(std::string_view name) const;
     void wrong_type(std::string_view name, std::string_view expected, const nlohmann::json& got);
 

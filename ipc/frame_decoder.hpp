@@ -16,7 +16,7 @@
 namespace wsindex::ipc {
 
 class FrameDecoder {
-public:
+  public:
     explicit FrameDecoder(std::size_t max_message_bytes) : max_(max_message_bytes) {}
 
     // Appends each complete message in `bytes` to `out` (in order). Returns false — now and on
@@ -29,7 +29,7 @@ public:
     [[nodiscard]] bool failed() const { return failed_; }
     [[nodiscard]] std::size_t max_message_bytes() const { return max_; }
 
-private:
+  private:
     std::size_t max_;      // bytes, not counting the NUL
     std::string partial_;  // the unfinished message so far
     bool failed_ = false;

@@ -1,11 +1,11 @@
 // to_json / from_json for every method's parameters and replies (the contract of protocol.md).
 #include "ipc/methods.hpp"
 
-#include "ipc/bytes_codec.hpp"
-#include "ipc/field_reader.hpp"
-
 #include <algorithm>
 #include <array>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/field_reader.hpp"
 
 namespace wsindex::ipc {
 
@@ -26,7 +26,8 @@ json list_to_json(const std::vector<T>& items) {
     return out;
 }
 
-void require_absolute(FieldReader& r, std::string_view name, const std::optional<std::string>& path) {
+void require_absolute(FieldReader& r, std::string_view name,
+                      const std::optional<std::string>& path) {
     if (!path) return;
     if (path->empty() || path->front() != '/') {
         r.fail_field(name, "must be an absolute path (start with '/')");
@@ -132,7 +133,8 @@ void read(FieldReader& r, RootInfo& out) {
 
 char read_type_letter(FieldReader& r, std::string_view name) {
     const std::string letter = r.text(name, "?");
-    if (letter.size() != 1 || (letter != "?" && kTypeLetters.find(letter[0]) == std::string_view::npos)) {
+    if (letter.size() != 1 ||
+        (letter != "?" && kTypeLetters.find(letter[0]) == std::string_view::npos)) {
         if (r.ok()) r.fail_field(name, "must be one of f d l p s c b ?");
         return '?';
     }
@@ -169,11 +171,16 @@ void read(FieldReader& r, ErrorEntry& out) {
 
 std::string_view scan_state_name(ScanState state) {
     switch (state) {
-        case ScanState::Queued: return "queued";
-        case ScanState::Running: return "running";
-        case ScanState::Done: return "done";
-        case ScanState::Failed: return "failed";
-        case ScanState::Cancelled: return "cancelled";
+        case ScanState::Queued:
+            return "queued";
+        case ScanState::Running:
+            return "running";
+        case ScanState::Done:
+            return "done";
+        case ScanState::Failed:
+            return "failed";
+        case ScanState::Cancelled:
+            return "cancelled";
     }
     return "queued";
 }
@@ -188,9 +195,12 @@ std::optional<ScanState> scan_state_from_name(std::string_view name) {
 
 std::string_view match_mode_name(MatchMode mode) {
     switch (mode) {
-        case MatchMode::Substring: return "substring";
-        case MatchMode::Glob: return "glob";
-        case MatchMode::Regex: return "regex";
+        case MatchMode::Substring:
+            return "substring";
+        case MatchMode::Glob:
+            return "glob";
+        case MatchMode::Regex:
+            return "regex";
     }
     return "substring";
 }
@@ -198,18 +208,24 @@ std::string_view match_mode_name(MatchMode mode) {
 // ---- encoders --------------------------------------------------------------------------------
 
 json to_json(const VersionReply& v) {
-    return json{{"server_version", v.server_version}, {"protocol_version", v.protocol_version},
-                {"interfaces", v.interfaces},         {"max_message_bytes", v.max_message_bytes},
+    return json{{"server_version", v.server_version},
+                {"protocol_version", v.protocol_version},
+                {"interfaces", v.interfaces},
+                {"max_message_bytes", v.max_message_bytes},
                 {"pid", v.pid}};
 }
 
 json to_json(const ScanInfo& v) {
-    json out{{"scan_id", v.scan_id},       {"root", encode_bytes(v.root)},
-             {"state", scan_state_name(v.state)}, {"started_ns", v.started_ns},
-             {"finished_ns", v.finished_ns}, {"elapsed_ms", v.elapsed_ms},
-             {"entries", v.entries},       {"errors", v.errors},
+    json out{{"scan_id", v.scan_id},
+             {"root", encode_bytes(v.root)},
+             {"state", scan_state_name(v.state)},
+             {"started_ns", v.started_ns},
+             {"finished_ns", v.finished_ns},
+             {"elapsed_ms", v.elapsed_ms},
+             {"entries", v.entries},
+             {"errors", v.errors},
              {"entries_per_second", v.entries_per_second}};
-    if (v.dirs) out["dirs"] = *v.dirs;    // absent: unknown (docs/protocol.md)
+    if (v.dirs) out["dirs"] = *v.dirs;     // absent: unknown (docs/protocol.md)
     if (v.bytes) out["bytes"] = *v.bytes;  // absent: unknown (docs/protocol.md)
     if (!v.error.empty()) out["error"] = display_bytes(v.error);
     if (v.root_hidden) out["root_hidden"] = true;
@@ -226,14 +242,18 @@ json to_json(const ScanParams& v) {
 json to_json(const ScanReply& v) { return json{{"scans", list_to_json(v.scans)}}; }
 
 json to_json(const WorkerStats& v) {
-    return json{{"tasks", v.tasks},   {"steal_attempts", v.steal_attempts},
-                {"steals", v.steals}, {"items_stolen", v.items_stolen},
+    return json{{"tasks", v.tasks},
+                {"steal_attempts", v.steal_attempts},
+                {"steals", v.steals},
+                {"items_stolen", v.items_stolen},
                 {"parked_ms", v.parked_ms}};
 }
 
 json to_json(const RootInfo& v) {
-    json out{{"root", encode_bytes(v.root)}, {"last_scan_id", v.last_scan_id},
-             {"last_finished_ns", v.last_finished_ns}, {"entries", v.entries},
+    json out{{"root", encode_bytes(v.root)},
+             {"last_scan_id", v.last_scan_id},
+             {"last_finished_ns", v.last_finished_ns},
+             {"entries", v.entries},
              {"bytes", v.bytes}};
     if (v.counts_hidden) out["counts_hidden"] = true;
     return out;
@@ -260,7 +280,8 @@ json to_json(const CancelParams& v) {
 json to_json(const CancelReply& v) { return json{{"cancelled", v.cancelled}}; }
 
 json to_json(const FindParams& v) {
-    json out{{"match", match_mode_name(v.match)}, {"case_insensitive", v.case_insensitive},
+    json out{{"match", match_mode_name(v.match)},
+             {"case_insensitive", v.case_insensitive},
              {"limit", v.limit}};
     if (v.pattern) out["pattern"] = encode_bytes(*v.pattern);
     if (!v.types.empty()) out["types"] = v.types;
@@ -272,8 +293,10 @@ json to_json(const FindParams& v) {
 }
 
 json to_json(const FindEntry& v) {
-    return json{{"path", encode_bytes(v.path)}, {"type", std::string(1, v.type)},
-                {"size", v.size}, {"mtime_ns", v.mtime_ns}};
+    return json{{"path", encode_bytes(v.path)},
+                {"type", std::string(1, v.type)},
+                {"size", v.size},
+                {"mtime_ns", v.mtime_ns}};
 }
 
 json to_json(const FindReply& v) {
@@ -289,8 +312,13 @@ json to_json(const DuParams& v) {
 }
 
 json to_json(const DuEntry& v) {
-    return json{{"path", encode_bytes(v.path)}, {"depth", v.depth}, {"size", v.size},
-                {"disk", v.disk}, {"files", v.files}, {"dirs", v.dirs}, {"partial", v.partial}};
+    return json{{"path", encode_bytes(v.path)},
+                {"depth", v.depth},
+                {"size", v.size},
+                {"disk", v.disk},
+                {"files", v.files},
+                {"dirs", v.dirs},
+                {"partial", v.partial}};
 }
 
 json to_json(const DuReply& v) { return json{{"entries", list_to_json(v.entries)}}; }
@@ -302,8 +330,10 @@ json to_json(const ErrorsParams& v) {
 }
 
 json to_json(const ErrorEntry& v) {
-    return json{{"path", encode_bytes(v.path)}, {"errno", v.error},
-                {"errno_name", display_bytes(v.error_name)}, {"message", display_bytes(v.message)}};
+    return json{{"path", encode_bytes(v.path)},
+                {"errno", v.error},
+                {"errno_name", display_bytes(v.error_name)},
+                {"message", display_bytes(v.message)}};
 }
 
 json to_json(const ErrorsReply& v) {
@@ -363,9 +393,8 @@ Result<ScanParams> from_json<ScanParams>(const json& j) {
 
 template <>
 Result<ScanReply> from_json<ScanReply>(const json& j) {
-    return decode_top<ScanReply>(j, [](FieldReader& r, ScanReply& out) {
-        out.scans = read_objects<ScanInfo>(r, "scans");
-    });
+    return decode_top<ScanReply>(
+        j, [](FieldReader& r, ScanReply& out) { out.scans = read_objects<ScanInfo>(r, "scans"); });
 }
 
 template <>
@@ -428,10 +457,14 @@ Result<FindParams> from_json<FindParams>(const json& j) {
     return decode_top<FindParams>(j, [](FieldReader& r, FindParams& out) {
         out.pattern = r.bytes("pattern");
         const std::string match = r.text("match", "substring");
-        if (match == "substring") out.match = MatchMode::Substring;
-        else if (match == "glob") out.match = MatchMode::Glob;
-        else if (match == "regex") out.match = MatchMode::Regex;
-        else if (r.ok()) r.fail_field("match", "must be one of substring, glob, regex; got '" + match + "'");
+        if (match == "substring")
+            out.match = MatchMode::Substring;
+        else if (match == "glob")
+            out.match = MatchMode::Glob;
+        else if (match == "regex")
+            out.match = MatchMode::Regex;
+        else if (r.ok())
+            r.fail_field("match", "must be one of substring, glob, regex; got '" + match + "'");
         out.case_insensitive = r.boolean("case_insensitive", false);
         out.types = r.text("types");
         for (const char c : out.types) {

@@ -8,15 +8,14 @@
 // sizes are bytes (uint64), durations are milliseconds.
 #pragma once
 
-#include "ipc/result.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 
@@ -40,7 +39,7 @@ Result<T> from_json(const nlohmann::json& parameters);
 
 // ---- wsindex.Version ------------------------------------------------------------------
 struct VersionReply {
-    std::string server_version;          // "0.1.0"
+    std::string server_version;  // "0.1.0"
     int protocol_version = kProtocolVersion;
     std::vector<std::string> interfaces;  // {"wsindex"}
     std::uint64_t max_message_bytes = 0;
@@ -165,10 +164,10 @@ struct DuParams {
 struct DuEntry {
     std::string path;  // bytes
     std::uint32_t depth = 0;
-    std::uint64_t size = 0;     // apparent bytes, directories included, hard links once
-    std::uint64_t disk = 0;     // allocated bytes (st_blocks * 512), hard links once
-    std::uint64_t files = 0;    // non-directory entries below
-    std::uint64_t dirs = 0;     // directories below, itself excluded
+    std::uint64_t size = 0;   // apparent bytes, directories included, hard links once
+    std::uint64_t disk = 0;   // allocated bytes (st_blocks * 512), hard links once
+    std::uint64_t files = 0;  // non-directory entries below
+    std::uint64_t dirs = 0;   // directories below, itself excluded
     // The caller may not list this directory or one below it: the totals count only what the
     // caller may see (docs/security.md).
     bool partial = false;
@@ -183,8 +182,8 @@ struct ErrorsParams {
     std::uint64_t limit = 0;               // 0: all
 };
 struct ErrorEntry {
-    std::string path;  // bytes
-    int error = 0;     // errno
+    std::string path;        // bytes
+    int error = 0;           // errno
     std::string error_name;  // "EACCES"
     std::string message;     // strerror text
 };
@@ -223,25 +222,45 @@ nlohmann::json to_json(const ErrorsReply& v);
 nlohmann::json to_json(const ScansParams& v);
 nlohmann::json to_json(const ScansReply& v);
 
-template <> Result<VersionReply> from_json<VersionReply>(const nlohmann::json& j);
-template <> Result<ScanInfo> from_json<ScanInfo>(const nlohmann::json& j);
-template <> Result<ScanParams> from_json<ScanParams>(const nlohmann::json& j);
-template <> Result<ScanReply> from_json<ScanReply>(const nlohmann::json& j);
-template <> Result<WorkerStats> from_json<WorkerStats>(const nlohmann::json& j);
-template <> Result<RootInfo> from_json<RootInfo>(const nlohmann::json& j);
-template <> Result<StatusReply> from_json<StatusReply>(const nlohmann::json& j);
-template <> Result<CancelParams> from_json<CancelParams>(const nlohmann::json& j);
-template <> Result<CancelReply> from_json<CancelReply>(const nlohmann::json& j);
-template <> Result<FindParams> from_json<FindParams>(const nlohmann::json& j);
-template <> Result<FindEntry> from_json<FindEntry>(const nlohmann::json& j);
-template <> Result<FindReply> from_json<FindReply>(const nlohmann::json& j);
-template <> Result<DuParams> from_json<DuParams>(const nlohmann::json& j);
-template <> Result<DuEntry> from_json<DuEntry>(const nlohmann::json& j);
-template <> Result<DuReply> from_json<DuReply>(const nlohmann::json& j);
-template <> Result<ErrorsParams> from_json<ErrorsParams>(const nlohmann::json& j);
-template <> Result<ErrorEntry> from_json<ErrorEntry>(const nlohmann::json& j);
-template <> Result<ErrorsReply> from_json<ErrorsReply>(const nlohmann::json& j);
-template <> Result<ScansParams> from_json<ScansParams>(const nlohmann::json& j);
-template <> Result<ScansReply> from_json<ScansReply>(const nlohmann::json& j);
+template <>
+Result<VersionReply> from_json<VersionReply>(const nlohmann::json& j);
+template <>
+Result<ScanInfo> from_json<ScanInfo>(const nlohmann::json& j);
+template <>
+Result<ScanParams> from_json<ScanParams>(const nlohmann::json& j);
+template <>
+Result<ScanReply> from_json<ScanReply>(const nlohmann::json& j);
+template <>
+Result<WorkerStats> from_json<WorkerStats>(const nlohmann::json& j);
+template <>
+Result<RootInfo> from_json<RootInfo>(const nlohmann::json& j);
+template <>
+Result<StatusReply> from_json<StatusReply>(const nlohmann::json& j);
+template <>
+Result<CancelParams> from_json<CancelParams>(const nlohmann::json& j);
+template <>
+Result<CancelReply> from_json<CancelReply>(const nlohmann::json& j);
+template <>
+Result<FindParams> from_json<FindParams>(const nlohmann::json& j);
+template <>
+Result<FindEntry> from_json<FindEntry>(const nlohmann::json& j);
+template <>
+Result<FindReply> from_json<FindReply>(const nlohmann::json& j);
+template <>
+Result<DuParams> from_json<DuParams>(const nlohmann::json& j);
+template <>
+Result<DuEntry> from_json<DuEntry>(const nlohmann::json& j);
+template <>
+Result<DuReply> from_json<DuReply>(const nlohmann::json& j);
+template <>
+Result<ErrorsParams> from_json<ErrorsParams>(const nlohmann::json& j);
+template <>
+Result<ErrorEntry> from_json<ErrorEntry>(const nlohmann::json& j);
+template <>
+Result<ErrorsReply> from_json<ErrorsReply>(const nlohmann::json& j);
+template <>
+Result<ScansParams> from_json<ScansParams>(const nlohmann::json& j);
+template <>
+Result<ScansReply> from_json<ScansReply>(const nlohmann::json& j);
 
 }  // namespace wsindex::ipc

@@ -1,13 +1,13 @@
 // Server and ServerCore: listening, accepting with connection caps, stopping.
 #include "ipc/server.hpp"
 
-#include "ipc/server_core.hpp"
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
-#include <sys/socket.h>
-#include <unistd.h>
+#include "ipc/server_core.hpp"
 
 namespace wsindex::ipc {
 
@@ -35,10 +35,10 @@ void ServerCore::start_accepting() {
 }
 
 void ServerCore::do_accept() {
-    acceptor_.async_accept(
-        [self = shared_from_this()](const boost::system::error_code& ec, stream_protocol::socket socket) {
-            self->on_accept(ec, std::move(socket));
-        });
+    acceptor_.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
+                                                       stream_protocol::socket socket) {
+        self->on_accept(ec, std::move(socket));
+    });
 }
 
 void ServerCore::on_accept(const boost::system::error_code& ec, stream_protocol::socket socket) {
@@ -50,9 +50,10 @@ void ServerCore::on_accept(const boost::system::error_code& ec, stream_protocol:
         if (value == EMFILE || value == ENFILE || value == ENOBUFS || value == ENOMEM) {
             log(LogLevel::Warning, "accept: " + ec.message() + "; pausing accepts for 100 ms");
             accept_pause_.expires_after(std::chrono::milliseconds(100));
-            accept_pause_.async_wait([self = shared_from_this()](const boost::system::error_code& wait_ec) {
-                if (!wait_ec) self->start_accepting();
-            });
+            accept_pause_.async_wait(
+                [self = shared_from_this()](const boost::system::error_code& wait_ec) {
+                    if (!wait_ec) self->start_accepting();
+                });
             return;
         }
         log(LogLevel::Debug, "accept: " + ec.message());

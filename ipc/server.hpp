@@ -18,21 +18,20 @@
 // (SO_PEERCRED) come with every call.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
 #include "core/status.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/protocol.hpp"
 #include "ipc/responder.hpp"
 #include "ipc/unix_socket.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <nlohmann/json.hpp>
-
-#include <chrono>
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <string>
-#include <string_view>
 
 namespace wsindex::ipc {
 
@@ -81,7 +80,7 @@ class ServerCore;
 }
 
 class Server {
-public:
+  public:
     Server(boost::asio::io_context& io, ServerOptions options = {});
     // Stops (see stop()). Sessions may outlive the Server object until the io thread has
     // finished closing them; they share the internals, never the Server.
@@ -126,7 +125,7 @@ public:
     // The path bound by listen(), empty for from_fd().
     [[nodiscard]] const std::string& socket_path() const;
 
-private:
+  private:
     std::shared_ptr<detail::ServerCore> core_;
     std::string socket_path_;  // owner thread; the core keeps its own copy for the io thread
 };

@@ -3,20 +3,19 @@
 // atomic connection count.
 #pragma once
 
-#include "ipc/call_state.hpp"
-#include "ipc/frame_decoder.hpp"
-#include "ipc/server.hpp"
-
-#include <boost/asio/local/stream_protocol.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include <array>
 #include <atomic>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <map>
 #include <optional>
 #include <unordered_map>
 #include <vector>
+
+#include "ipc/call_state.hpp"
+#include "ipc/frame_decoder.hpp"
+#include "ipc/server.hpp"
 
 namespace wsindex::ipc::detail {
 
@@ -27,12 +26,12 @@ using Clock = std::chrono::steady_clock;
 class Session;
 
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
-public:
+  public:
     ServerCore(asio::io_context& io, ServerOptions options);
     ~ServerCore();
 
-    void start_accepting();  // io thread
-    void shutdown();         // io thread
+    void start_accepting();                        // io thread
+    void shutdown();                               // io thread
     void unregister(std::uint64_t id, uid_t uid);  // io thread, from Session::close
     // May a new connection from `peer` open now? Empty: yes (possibly after closing an idle
     // connection to make room); else why not. io thread. ipc/admission.cpp.
@@ -53,11 +52,11 @@ public:
     bool stopped_ = false;
     std::uint64_t refused_since_log_ = 0;  // connections refused at the caps, not yet logged
     Clock::time_point last_refusal_log_{};
-    std::string socket_path_;   // set by listen(); empty for from_fd()
+    std::string socket_path_;  // set by listen(); empty for from_fd()
     dev_t socket_dev_ = 0;
     ino_t socket_ino_ = 0;
 
-private:
+  private:
     bool is_privileged(const PeerCredentials& peer) const;
     // Closes the longest-idle connection of the uid holding the most connections, if that uid
     // holds more than `newcomer_holds` + 1 (so the newcomer never ends up with more than it).
@@ -67,7 +66,7 @@ private:
 };
 
 class Session : public std::enable_shared_from_this<Session> {
-public:
+  public:
     Session(std::shared_ptr<ServerCore> core, stream_protocol::socket socket, PeerCredentials peer,
             std::uint64_t id);
     ~Session();
@@ -80,7 +79,7 @@ public:
     // Closes the socket, cancels the running call and unregisters. Idempotent. io thread.
     void close(std::string_view why);
 
-private:
+  private:
     struct OutFrame {
         std::string bytes;
         std::shared_ptr<CallState> owner;  // released after writing; null for session errors
@@ -110,16 +109,16 @@ private:
 
     std::array<char, 16 * 1024> read_buf_{};
     FrameDecoder decoder_;
-    std::deque<std::string> pending_;      // complete frames waiting for the current call
-    std::shared_ptr<CallState> current_;   // the call being answered, if any
-    std::optional<Error> fatal_;           // answered after pending_, then the connection closes
-    std::deque<OutFrame> out_;             // frames waiting to be written
-    std::vector<OutFrame> writing_;        // frames of the async_write in flight
+    std::deque<std::string> pending_;     // complete frames waiting for the current call
+    std::shared_ptr<CallState> current_;  // the call being answered, if any
+    std::optional<Error> fatal_;          // answered after pending_, then the connection closes
+    std::deque<OutFrame> out_;            // frames waiting to be written
+    std::vector<OutFrame> writing_;       // frames of the async_write in flight
     std::vector<asio::const_buffer> write_buffers_;
 
     bool reading_ = false;
     bool writing_now_ = false;
-    bool read_eof_ = false;         // the peer shut down its write side
+    bool read_eof_ = false;  // the peer shut down its write side
     bool close_after_flush_ = false;
     bool closed_ = false;
     Clock::time_point idle_since_;

@@ -11,12 +11,12 @@
 // EOF is not "gone": a peer may shut down its write side and still read replies (half-close).
 // A peer that closed completely raises POLLHUP, which we watch for while a call is running so
 // its producers learn at once that nobody listens.
-#include "ipc/server_core.hpp"
+#include <poll.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include <poll.h>
+#include "ipc/server_core.hpp"
 
 namespace wsindex::ipc::detail {
 
@@ -43,7 +43,8 @@ Session::~Session() {
 void Session::start() {
     idle_since_ = Clock::now();
     core_->log(LogLevel::Debug, "connection " + std::to_string(id_) + " from pid " +
-                                    std::to_string(peer_.pid) + " uid " + std::to_string(peer_.uid));
+                                    std::to_string(peer_.pid) + " uid " +
+                                    std::to_string(peer_.uid));
     maybe_read();
     update_timer();
 }
@@ -61,7 +62,8 @@ std::optional<Clock::time_point> Session::idle_since() const {
 void Session::close(std::string_view why) {
     if (closed_) return;
     closed_ = true;
-    core_->log(LogLevel::Debug, "connection " + std::to_string(id_) + " closed: " + std::string(why));
+    core_->log(LogLevel::Debug,
+               "connection " + std::to_string(id_) + " closed: " + std::string(why));
     boost::system::error_code ignored;
     timer_.cancel();
     socket_.close(ignored);  // pending reads/writes complete with operation_aborted
@@ -79,9 +81,8 @@ void Session::maybe_read() {
     if (pending_.size() >= core_->options_.max_pipelined) return;  // resumed by dispatch_next
     reading_ = true;
     socket_.async_read_some(asio::buffer(read_buf_),
-                            [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
-                                self->on_read(ec, n);
-                            });
+                            [self = shared_from_this()](const boost::system::error_code& ec,
+                                                        std::size_t n) { self->on_read(ec, n); });
 }
 
 void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
@@ -185,8 +186,7 @@ void Session::dispatch_next() {
         }
         const Handler* handler = core_->find_handler(request->method);
         if (!handler) {
-            queue_error(make_error(ErrorKind::MethodNotFound,
-                                   "no method '" + request->method + "'",
+            queue_error(make_error(ErrorKind::MethodNotFound, "no method '" + request->method + "'",
                                    nlohmann::json{{"method", request->method}}));
             continue;
         }
@@ -204,7 +204,8 @@ void Session::run_handler(const Handler& handler, Request request) {
     try {
         handler(std::move(call), std::move(responder));
     } catch (const std::exception& e) {
-        current_->push_error(make_error(ErrorKind::Internal, "method " + method + " failed: " + e.what()));
+        current_->push_error(
+            make_error(ErrorKind::Internal, "method " + method + " failed: " + e.what()));
         core_->log(LogLevel::Error, "method " + method + " threw: " + e.what());
     } catch (...) {
         current_->push_error(make_error(ErrorKind::Internal, "method " + method + " failed"));
@@ -241,7 +242,8 @@ void Session::start_write() {
     writing_.clear();
     write_buffers_.clear();
     std::size_t total = 0;
-    while (!out_.empty() && (writing_.empty() || total + out_.front().bytes.size() <= kMaxWriteBatchBytes)) {
+    while (!out_.empty() &&
+           (writing_.empty() || total + out_.front().bytes.size() <= kMaxWriteBatchBytes)) {
         total += out_.front().bytes.size();
         writing_.push_back(std::move(out_.front()));
         out_.pop_front();
@@ -250,9 +252,8 @@ void Session::start_write() {
     writing_now_ = true;
     write_deadline_ = Clock::now() + core_->options_.write_timeout;
     asio::async_write(socket_, write_buffers_,
-                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                          self->on_write(ec);
-                      });
+                      [self = shared_from_this()](const boost::system::error_code& ec,
+                                                  std::size_t) { self->on_write(ec); });
 }
 
 void Session::on_write(const boost::system::error_code& ec) {
@@ -289,7 +290,8 @@ void Session::update_timer() {
     // timer fires, finds nothing due, and re-arms.
     timer_expiry_ = deadline;
     timer_.expires_at(deadline);  // cancels the previous wait
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) { self->on_timer(ec); });
+    timer_.async_wait(
+        [self = shared_from_this()](const boost::system::error_code& ec) { self->on_timer(ec); });
 }
 
 void Session::on_timer(const boost::system::error_code& ec) {

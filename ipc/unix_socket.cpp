@@ -14,7 +14,9 @@ namespace wsindex::ipc {
 
 namespace {
 
-core::Status errno_status(const std::string& context) { return core::Status::from_errno(errno, context); }
+core::Status errno_status(const std::string& context) {
+    return core::Status::from_errno(errno, context);
+}
 
 bool make_address(const std::string& path, sockaddr_un& addr) {
     std::memset(&addr, 0, sizeof addr);
@@ -56,12 +58,13 @@ PeerCredentials peer_credentials(int fd) {
     return out;
 }
 
-core::Status bind_unix_socket(const std::string& path, const BindOptions& options, BoundSocket& out) {
+core::Status bind_unix_socket(const std::string& path, const BindOptions& options,
+                              BoundSocket& out) {
     sockaddr_un addr{};
     if (!make_address(path, addr)) {
         return {std::make_error_code(std::errc::filename_too_long),
-                "socket path '" + path + "' must be 1 to " + std::to_string(sizeof addr.sun_path - 1) +
-                    " bytes"};
+                "socket path '" + path + "' must be 1 to " +
+                    std::to_string(sizeof addr.sun_path - 1) + " bytes"};
     }
 
     struct stat st {};
@@ -155,7 +158,8 @@ core::Status check_listening_socket(int fd) {
 
 void remove_socket_file(const std::string& path, dev_t dev, ino_t ino) {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev && st.st_ino == ino) {
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev &&
+        st.st_ino == ino) {
         ::unlink(path.c_str());
     }
 }

@@ -1,12 +1,12 @@
 // Unix-socket plumbing without Asio: binding a path safely, checking an inherited fd, SO_PEERCRED.
 #pragma once
 
-#include "core/status.hpp"
-
 #include <sys/types.h>
 
 #include <optional>
 #include <string>
+
+#include "core/status.hpp"
 
 namespace wsindex::ipc {
 
@@ -21,8 +21,8 @@ struct PeerCredentials {
 PeerCredentials peer_credentials(int fd);
 
 struct BindOptions {
-    mode_t mode = 0666;                // permission bits of the socket file
-    std::optional<gid_t> group;        // chown the socket file to this group
+    mode_t mode = 0666;          // permission bits of the socket file
+    std::optional<gid_t> group;  // chown the socket file to this group
     // Connections the kernel queues before accept (it caps this at net.core.somaxconn, 4096
     // by default). 128 overflowed when hundreds of clients connected at once (the load bench):
     // blocked connects then waited out their timeout. systemd's own default for sockets it
@@ -40,7 +40,8 @@ struct BoundSocket {
 // crash) is replaced; a live one, or anything that is not a socket, is an error. The socket is
 // bound under a temporary name, given its mode and group, listening, and only then renamed onto
 // `path`, so no one can ever connect to it with the wrong permissions.
-core::Status bind_unix_socket(const std::string& path, const BindOptions& options, BoundSocket& out);
+core::Status bind_unix_socket(const std::string& path, const BindOptions& options,
+                              BoundSocket& out);
 
 // For socket activation: `fd` must be an AF_UNIX SOCK_STREAM socket that is listening.
 core::Status check_listening_socket(int fd);

@@ -48,7 +48,7 @@ struct BatchWriterOptions {
 };
 
 class BatchWriter {
-public:
+  public:
     static core::Status open(const std::string& db_path, const BatchWriterOptions& options,
                              std::unique_ptr<BatchWriter>* out);
     BatchWriter(const BatchWriter&) = delete;
@@ -70,7 +70,7 @@ public:
     // The underlying writer, for use while no scan runs (tests, garbage collection).
     [[nodiscard]] ScanWriter& writer() { return *writer_; }
 
-private:
+  private:
     BatchWriter() = default;
     void run();  // the writer thread
     core::Status stop(bool complete, const core::Status& reason, bool cancelled);
@@ -86,11 +86,11 @@ private:
     std::thread thread_;
     std::atomic<bool> failed_{false};  // release by the writer thread after setting error_
     std::mutex mutex_;
-    core::Status error_;        // guarded by mutex_: the writer thread's first error
-    bool complete_ = false;     // guarded by mutex_: how the writer thread ends the scan
-    core::Status end_reason_;   // guarded by mutex_
-    bool cancelled_ = false;    // guarded by mutex_
-    core::Status result_;       // written by the writer thread before it exits (join orders)
+    core::Status error_;       // guarded by mutex_: the writer thread's first error
+    bool complete_ = false;    // guarded by mutex_: how the writer thread ends the scan
+    core::Status end_reason_;  // guarded by mutex_
+    bool cancelled_ = false;   // guarded by mutex_
+    core::Status result_;      // written by the writer thread before it exits (join orders)
 };
 
 }  // namespace wsindex::storage

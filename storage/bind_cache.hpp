@@ -20,7 +20,7 @@
 namespace wsindex::storage {
 
 class BindCache {
-public:
+  public:
     // The cached statement and its number of parameters.
     void attach(Statement* statement, int parameters) {
         statement_ = statement;
@@ -43,12 +43,12 @@ public:
     // `text` must outlive every execution that uses it (bound SQLITE_STATIC): string literals.
     void bind_static_text(int index, std::string_view text);
 
-private:
+  private:
     enum class Kind : std::uint8_t { unknown, integer, null, static_text };
     struct Slot {
         Kind kind = Kind::unknown;
-        std::int64_t value = 0;        // integer
-        const char* text = nullptr;    // static_text: the bound pointer (compared, not read)
+        std::int64_t value = 0;      // integer
+        const char* text = nullptr;  // static_text: the bound pointer (compared, not read)
     };
     Statement* statement_ = nullptr;
     std::vector<Slot> slots_;

@@ -16,16 +16,15 @@ namespace wsindex::storage {
 
 template <typename T>
 class BoundedQueue {
-public:
+  public:
     explicit BoundedQueue(std::size_t max_weight) : max_weight_(max_weight) {}
 
     // Blocks until there is room (an item heavier than the bound waits for an empty queue).
     // Returns false if the queue was closed.
     bool push(T item, std::size_t weight) {
         std::unique_lock lock(mutex_);
-        not_full_.wait(lock, [&] {
-            return closed_ || weight_ == 0 || weight_ + weight <= max_weight_;
-        });
+        not_full_.wait(lock,
+                       [&] { return closed_ || weight_ == 0 || weight_ + weight <= max_weight_; });
         if (closed_) return false;
         weight_ += weight;
         items_.push_back({std::move(item), weight});
@@ -63,7 +62,7 @@ public:
         not_full_.notify_all();
     }
 
-private:
+  private:
     struct Slot {
         T item;
         std::size_t weight;
@@ -72,9 +71,9 @@ private:
     std::mutex mutex_;
     std::condition_variable not_empty_;
     std::condition_variable not_full_;
-    std::deque<Slot> items_;     // guarded by mutex_
-    std::size_t weight_ = 0;     // guarded by mutex_
-    bool closed_ = false;        // guarded by mutex_
+    std::deque<Slot> items_;  // guarded by mutex_
+    std::size_t weight_ = 0;  // guarded by mutex_
+    bool closed_ = false;     // guarded by mutex_
 };
 
 }  // namespace wsindex::storage

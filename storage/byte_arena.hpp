@@ -15,7 +15,7 @@
 namespace wsindex::storage {
 
 class ByteArena {
-public:
+  public:
     static constexpr std::size_t kBlockSize = 256 * 1024;
     // A piece longer than this gets a block of its own (paths may exceed PATH_MAX).
     static constexpr std::size_t kLongPiece = 4096;
@@ -26,7 +26,7 @@ public:
     void clear();
     [[nodiscard]] std::size_t blocks() const { return blocks_.size(); }
 
-private:
+  private:
     std::vector<std::unique_ptr<char[]>> blocks_;
     std::size_t free_ = 0;  // bytes left at the end of blocks_.back() (0: no open block)
 };

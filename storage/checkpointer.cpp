@@ -37,8 +37,8 @@ void Checkpointer::run() {
         lock.unlock();
         // PASSIVE: copies what no reader still needs and never waits for locks. Errors (a
         // full disk, a busy log) are the writer's to report: its own commits will fail.
-        (void)sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
-                                        nullptr, nullptr);
+        (void)sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                                        nullptr);
         lock.lock();
         ++runs_;
     }

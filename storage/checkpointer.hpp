@@ -22,7 +22,7 @@
 namespace wsindex::storage {
 
 class Checkpointer {
-public:
+  public:
     // Opens a connection of its own to `db_path` (an existing database in WAL mode) and starts
     // a thread that runs a PASSIVE checkpoint every `period`.
     static core::Status start(const std::string& db_path, std::chrono::milliseconds period,
@@ -35,7 +35,7 @@ public:
     // Checkpoints run so far (for tests and logs).
     [[nodiscard]] unsigned long runs() const;
 
-private:
+  private:
     Checkpointer() = default;
     void run();
 

@@ -21,7 +21,7 @@ enum class OpenMode {
 };
 
 class Database {
-public:
+  public:
     Database() = default;
     Database(Database&& other) noexcept;
     Database& operator=(Database&& other) noexcept;
@@ -51,7 +51,7 @@ public:
 
     void close();
 
-private:
+  private:
     sqlite3* db_ = nullptr;  // owned
     std::string path_;
 };

@@ -95,19 +95,29 @@ void bind_all(Statement& s, const std::vector<Bind>& binds, int first) {
     // The type letter is TEXT in the table, paths are BLOBs: a BLOB never equals a TEXT.
     for (const Bind& b : binds) {
         switch (b.kind) {
-            case Bind::Kind::text: s.bind_text(i++, b.bytes); break;
-            case Bind::Kind::blob: s.bind_blob(i++, b.bytes); break;
-            case Bind::Kind::integer: s.bind_int64(i++, b.value); break;
+            case Bind::Kind::text:
+                s.bind_text(i++, b.bytes);
+                break;
+            case Bind::Kind::blob:
+                s.bind_blob(i++, b.bytes);
+                break;
+            case Bind::Kind::integer:
+                s.bind_int64(i++, b.value);
+                break;
         }
     }
 }
 
 const char* order_sql(Order order) {
     switch (order) {
-        case Order::none: return "";
-        case Order::path: return " ORDER BY CAST(d.prefix || e.name AS BLOB)";
-        case Order::size_desc: return " ORDER BY e.size DESC";
-        case Order::mtime_desc: return " ORDER BY e.mtime_ns DESC";
+        case Order::none:
+            return "";
+        case Order::path:
+            return " ORDER BY CAST(d.prefix || e.name AS BLOB)";
+        case Order::size_desc:
+            return " ORDER BY e.size DESC";
+        case Order::mtime_desc:
+            return " ORDER BY e.mtime_ns DESC";
     }
     return "";
 }
@@ -115,7 +125,8 @@ const char* order_sql(Order order) {
 void sort_rows(Order order, std::vector<FileRow>* rows) {
     auto& v = *rows;
     switch (order) {
-        case Order::none: return;
+        case Order::none:
+            return;
         case Order::path:
             // Byte order of the whole path, as SQL's memcmp order of the BLOB.
             std::sort(v.begin(), v.end(),
@@ -150,8 +161,8 @@ core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
     if (auto s = txn.begin(); !s) return s;
     if (index_ != nullptr && q.match == NameMatch::substring && !q.pattern.empty()) {
         std::int64_t generation = -1;
-        if (auto s = db_.query_int64("SELECT value FROM meta WHERE key = 'generation'",
-                                     &generation);
+        if (auto s =
+                db_.query_int64("SELECT value FROM meta WHERE key = 'generation'", &generation);
             !s) {
             return s;
         }
@@ -204,9 +215,8 @@ core::Status Queries::find_with_index(const FindQuery& q, const RowSink& sink, b
     };
     if (!too_many && q.order == Order::none) {
         std::size_t sent = 0;
-        if (auto s = look_up([&](FileRow&& r) {
-                return sink(r) && (q.limit == 0 || ++sent < q.limit);
-            });
+        if (auto s =
+                look_up([&](FileRow&& r) { return sink(r) && (q.limit == 0 || ++sent < q.limit); });
             !s) {
             return s;
         }
@@ -351,7 +361,9 @@ core::Status Queries::biggest_dirs(std::string_view under, std::size_t limit,
     // depth is absolute (path components); max_depth 0 is "any depth".
     const std::int64_t deepest = max_depth == 0 ? std::numeric_limits<std::int64_t>::max()
                                                 : std::int64_t{path_depth(base)} + max_depth;
-    s.bind_blob(1, r.lo).bind_blob(2, r.hi).bind_int64(3, deepest)
+    s.bind_blob(1, r.lo)
+        .bind_blob(2, r.hi)
+        .bind_int64(3, deepest)
         .bind_int64(4, static_cast<std::int64_t>(limit));
     for (bool row = true;;) {
         if (auto st = s.step(&row); !st) return st;
@@ -368,7 +380,8 @@ core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
     // ensure_query_indexes), a level at a time: only the rows answered are read, where one
     // range over the subtree's prefixes read every directory below `path` to keep a few.
     // Levels stop at the first empty one.
-    constexpr const char* kColumns = "SELECT prefix, size, blocks, files, dirs, depth, id FROM dirs";
+    constexpr const char* kColumns =
+        "SELECT prefix, size, blocks, files, dirs, depth, id FROM dirs";
     Statement self;
     Statement children;
     if (auto st = db_.prepare(std::string(kColumns) + " WHERE prefix = ? AND id != 0", &self);
@@ -380,7 +393,7 @@ core::Status Queries::dir_totals(std::string_view path, std::uint32_t depth,
         return st;
     }
     std::vector<std::pair<std::string, DirTotalsRow>> rows;  // by stored prefix
-    std::vector<std::int64_t> level;                          // ids of the last level read
+    std::vector<std::int64_t> level;                         // ids of the last level read
     std::vector<std::int64_t> next;
     auto read = [&](Statement& s) -> core::Status {
         for (bool row = true;;) {
@@ -474,7 +487,8 @@ core::Status Queries::scan(std::uint64_t scan_id, ScanRow* out, bool* found) {
 
 core::Status Queries::latest_complete_scan(std::uint64_t* out) {
     std::int64_t id = 0;
-    auto st = db_.query_int64("SELECT coalesce(max(id), 0) FROM scans WHERE state = 'complete'", &id);
+    auto st =
+        db_.query_int64("SELECT coalesce(max(id), 0) FROM scans WHERE state = 'complete'", &id);
     *out = static_cast<std::uint64_t>(id);
     return st;
 }

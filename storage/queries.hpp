@@ -32,7 +32,7 @@ struct FindQuery {
     // ASCII case folding of the name and the pattern alike (so a glob's [A-Z] becomes [a-z]);
     // regex: REG_ICASE.
     bool ignore_case = false;
-    std::string types;         // find %y letters to keep ("f", "fl"); empty keeps all
+    std::string types;  // find %y letters to keep ("f", "fl"); empty keeps all
     std::optional<std::int64_t> min_size, max_size;          // bytes, inclusive
     std::optional<std::int64_t> min_mtime_ns, max_mtime_ns;  // inclusive
     std::optional<std::uint32_t> uid;
@@ -104,7 +104,7 @@ struct RootRow {
 };
 
 class Queries {
-public:
+  public:
     // `index` may be null or stale: queries then scan the table.
     explicit Queries(Database& db, const NameIndex* index = nullptr) : db_(db), index_(index) {}
 
@@ -150,7 +150,7 @@ public:
     // Which path the last find() took, for tests and benchmarks.
     [[nodiscard]] bool last_used_index() const { return last_used_index_; }
 
-private:
+  private:
     core::Status find_with_sql(const FindQuery& q, const RowSink& sink);
     core::Status find_with_index(const FindQuery& q, const RowSink& sink, bool* done);
 

@@ -8,7 +8,7 @@
 namespace wsindex::storage {
 
 class ReadTransaction {
-public:
+  public:
     explicit ReadTransaction(Database& db) : db_(db) {}
     ReadTransaction(const ReadTransaction&) = delete;
     ReadTransaction& operator=(const ReadTransaction&) = delete;
@@ -21,7 +21,7 @@ public:
         return s;
     }
 
-private:
+  private:
     Database& db_;
     bool open_ = false;
 };

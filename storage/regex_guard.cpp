@@ -60,7 +60,8 @@ std::size_t bracket_end(std::string_view p, std::size_t i) {
     if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a member
     while (j < p.size() && p[j] != ']') {
         // [:alpha:], [.x.], [=e=]: skip to their own closing pair.
-        if (p[j] == '[' && j + 1 < p.size() && (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
+        if (p[j] == '[' && j + 1 < p.size() &&
+            (p[j + 1] == ':' || p[j + 1] == '.' || p[j + 1] == '=')) {
             const char kind = p[j + 1];
             std::size_t k = j + 2;
             while (k + 1 < p.size() && !(p[k] == kind && p[k + 1] == ']')) ++k;

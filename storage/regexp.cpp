@@ -73,8 +73,8 @@ void regexp_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 core::Status register_regexp(sqlite3* db) {
     static int icase_marker = 1;  // non-null user data selects REG_ICASE
     const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-    int rc = sqlite3_create_function(db, "regexp", 2, flags, nullptr, regexp_function, nullptr,
-                                     nullptr);
+    int rc =
+        sqlite3_create_function(db, "regexp", 2, flags, nullptr, regexp_function, nullptr, nullptr);
     if (rc == SQLITE_OK) {
         rc = sqlite3_create_function(db, "iregexp", 2, flags, &icase_marker, regexp_function,
                                      nullptr, nullptr);

@@ -1,13 +1,13 @@
 // ScanWriter: ingest of one scan (buffered, key-sorted, batched) and its atomic swap-in.
 #include "storage/scan_writer.hpp"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <ctime>
 #include <utility>
-
-#include <sqlite3.h>
 
 #include "storage/path_range.hpp"
 #include "storage/sqlite_error.hpp"
@@ -23,7 +23,7 @@ std::int64_t now_ns() {
 
 // Rolls back unless released: every early return inside a transaction leaves none open.
 class TransactionGuard {
-public:
+  public:
     explicit TransactionGuard(Database& db) : db_(db) {}
     TransactionGuard(const TransactionGuard&) = delete;
     TransactionGuard& operator=(const TransactionGuard&) = delete;
@@ -42,7 +42,7 @@ public:
         return status;
     }
 
-private:
+  private:
     Database& db_;
     bool active_ = false;
 };
@@ -178,8 +178,9 @@ core::Status ScanWriter::prepare_statements() {
     }
     if (s) {
         // OR IGNORE: two names of one inode in one directory count once there anyway.
-        s = db_.prepare("INSERT OR IGNORE INTO links(dir, dev, ino, size, blocks) VALUES (?,?,?,?,?)",
-                        &insert_link_);
+        s = db_.prepare(
+            "INSERT OR IGNORE INTO links(dir, dev, ino, size, blocks) VALUES (?,?,?,?,?)",
+            &insert_link_);
     }
     if (s) {
         s = db_.prepare("INSERT INTO errors(scan_id, path, errno, message) VALUES (?,?,?,?)",
@@ -194,10 +195,10 @@ core::Status ScanWriter::prepare_statements() {
 
 core::Status ScanWriter::recover() {
     // We hold the writer lock, so a `running` scan belongs to a process that died.
-    if (auto s = db_.exec("UPDATE scans SET state = 'interrupted', finished_ns = " +
-                          std::to_string(now_ns()) +
-                          ", error = 'the indexing process ended during the scan'"
-                          " WHERE state = 'running'");
+    if (auto s = db_.exec(
+            "UPDATE scans SET state = 'interrupted', finished_ns = " + std::to_string(now_ns()) +
+            ", error = 'the indexing process ended during the scan'"
+            " WHERE state = 'running'");
         !s) {
         return s;
     }
@@ -212,8 +213,8 @@ core::Status ScanWriter::recover() {
     for (bool row = true;;) {
         if (auto s = leftovers.step(&row); !s) return s;
         if (!row) break;
-        scans.push_back({leftovers.column_int64(0), leftovers.column_int64(1),
-                         leftovers.column_int64(2)});
+        scans.push_back(
+            {leftovers.column_int64(0), leftovers.column_int64(1), leftovers.column_int64(2)});
     }
     leftovers.reset();
     // After a disk-full failure the WAL holds the failed scan's batches: checkpoint first, so
@@ -296,10 +297,10 @@ core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options
                 find.bind_blob(1, dir_prefix(up));
                 if (auto s = find.step(&row); !s) return s;
                 if (row) {
-                    return storage_status(
-                        StorageErrc::bad_root,
-                        "cannot rescan " + root_ + ": its parent " + std::string(parent) +
-                            " is not in the index of " + std::string(up) + "; rescan a parent");
+                    return storage_status(StorageErrc::bad_root,
+                                          "cannot rescan " + root_ + ": its parent " +
+                                              std::string(parent) + " is not in the index of " +
+                                              std::string(up) + "; rescan a parent");
                 }
             }
         }
@@ -368,11 +369,11 @@ core::Status ScanWriter::load_old_dirs() {
         if (!row) break;
         std::optional<std::int64_t> digest;
         if (!dirs.column_is_null(2)) digest = dirs.column_int64(2);
-        old_dirs_.emplace(paths_.store(dirs.column_bytes(0)),
-                          OldDir{dirs.column_int64(1), digest, dirs.column_int64(3),
-                                 dirs.column_int64(4),
-                                 Totals{dirs.column_int64(5), dirs.column_int64(6),
-                                        dirs.column_int64(7), dirs.column_int64(8)}});
+        old_dirs_.emplace(
+            paths_.store(dirs.column_bytes(0)),
+            OldDir{dirs.column_int64(1), digest, dirs.column_int64(3), dirs.column_int64(4),
+                   Totals{dirs.column_int64(5), dirs.column_int64(6), dirs.column_int64(7),
+                          dirs.column_int64(8)}});
     }
     return {};
 }
@@ -556,9 +557,8 @@ core::Status ScanWriter::flush() {
     for (core::WalkResult& r : pending_) recycle_path(r.path);
     pending_.clear();
     if (!s) {
-        failed_ = core::Status(s.code(), "index write failed for scan " +
-                                             std::to_string(scan_id_) + " of " + root_ + ": " +
-                                             s.message());
+        failed_ = core::Status(s.code(), "index write failed for scan " + std::to_string(scan_id_) +
+                                             " of " + root_ + ": " + s.message());
         return failed_;
     }
     return {};
@@ -654,18 +654,18 @@ core::Status ScanWriter::swap_in() {
     // Multi-link inodes counted once below a prefix range: the part of a total that is not
     // additive, so it is recomputed for each ancestor instead of adjusted.
     Statement multi;
-    if (auto s = db_.prepare(
-            "SELECT coalesce(sum(s), 0), coalesce(sum(b), 0), count(*) FROM"
-            " (SELECT max(l.size) AS s, max(l.blocks) AS b FROM links AS l"
-            "  JOIN dirs AS d ON d.id = l.dir WHERE d.prefix >= ?1 AND d.prefix < ?2"
-            "  GROUP BY l.dev, l.ino)",
-            &multi);
+    if (auto s =
+            db_.prepare("SELECT coalesce(sum(s), 0), coalesce(sum(b), 0), count(*) FROM"
+                        " (SELECT max(l.size) AS s, max(l.blocks) AS b FROM links AS l"
+                        "  JOIN dirs AS d ON d.id = l.dir WHERE d.prefix >= ?1 AND d.prefix < ?2"
+                        "  GROUP BY l.dev, l.ino)",
+                        &multi);
         !s) {
         return s;
     }
     auto multi_of = [&](std::string_view prefix, Totals* out) -> core::Status {
-        const PrefixRange r = subtree_range(prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1)
-                                                              : prefix);
+        const PrefixRange r =
+            subtree_range(prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1) : prefix);
         multi.bind_blob(1, r.lo).bind_blob(2, r.hi);
         bool row = false;
         if (auto s = multi.step(&row); !s) return s;
@@ -808,11 +808,15 @@ core::Status ScanWriter::swap_in() {
         Statement insert;
         Statement insert_many;
         std::string many = std::string("INSERT") + kDirsInsert;
-        for (std::size_t i = 0; i < kDirRowsPerInsert; ++i) many += (i == 0 ? "" : ",") + std::string(kDirsRow);
-        if (auto s = db_.prepare(std::string("INSERT OR REPLACE") + kDirsInsert + kDirsRow, &replace); !s) {
+        for (std::size_t i = 0; i < kDirRowsPerInsert; ++i)
+            many += (i == 0 ? "" : ",") + std::string(kDirsRow);
+        if (auto s =
+                db_.prepare(std::string("INSERT OR REPLACE") + kDirsInsert + kDirsRow, &replace);
+            !s) {
             return s;
         }
-        if (auto s = db_.prepare(std::string("INSERT") + kDirsInsert + kDirsRow, &insert); !s) return s;
+        if (auto s = db_.prepare(std::string("INSERT") + kDirsInsert + kDirsRow, &insert); !s)
+            return s;
         if (auto s = db_.prepare(many, &insert_many); !s) return s;
         struct DirRow {
             std::int64_t id;
@@ -970,8 +974,9 @@ core::Status ScanWriter::abort(const core::Status& reason, bool cancelled) {
     // On a full disk the WAL holds the space: checkpointing and truncating it may free enough
     // to record the failure. Best effort; recovery at the next open finishes the job.
     (void)db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    core::Status first = mark_finished(cancelled ? "cancelled" : "failed",
-                                       reason.is_ok() ? std::string("cancelled") : reason.to_string());
+    core::Status first =
+        mark_finished(cancelled ? "cancelled" : "failed",
+                      reason.is_ok() ? std::string("cancelled") : reason.to_string());
     core::Status cleared = clear_scan_rows(scan_id_, base_, dir_max_);
     release_scan_memory();
     last_scan_id_ = scan_id_;

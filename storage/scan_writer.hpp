@@ -27,8 +27,8 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -65,7 +65,7 @@ struct ScanOptions {
 };
 
 class ScanWriter {
-public:
+  public:
     // Opens `db_path` read-write (creating or migrating the schema), takes the writer lock,
     // and recovers: scans left `running` by a dead process become `interrupted`, the rows of
     // unsuccessful scans are removed, pending garbage is collected.
@@ -111,7 +111,7 @@ public:
     [[nodiscard]] std::uint64_t reused_dirs() const { return reused_dirs_; }
     [[nodiscard]] std::uint64_t reused_rows() const { return reused_rows_; }
 
-private:
+  private:
     ScanWriter() = default;
     core::Status prepare_statements();
     core::Status recover();
@@ -136,7 +136,7 @@ private:
     // Prepared once per connection and reused for every row.
     Statement insert_entry_;
     static constexpr std::size_t kRowsPerInsert = 64;
-    Statement insert_entries_;  // kRowsPerInsert rows per execution
+    Statement insert_entries_;        // kRowsPerInsert rows per execution
     BindCache insert_entries_bound_;  // its bindings (only ever run with run_keep_bindings)
     struct StagedRow {
         const core::WalkResult* record;  // in pending_
@@ -211,7 +211,7 @@ private:
         std::vector<core::WalkResult> rows;
     };
     std::unordered_map<std::uint64_t, OpenDir> open_dirs_;  // by walk id
-    std::vector<std::uint64_t> digests_;                     // by walk id
+    std::vector<std::uint64_t> digests_;                    // by walk id
     std::uint64_t reused_dirs_ = 0;
     std::uint64_t reused_rows_ = 0;
     // Path buffers of committed rows, cleared, handed back through write()'s batch so that the

@@ -176,8 +176,9 @@ core::Status migrate_schema(Database& db) {
 // of a 1M-entry scan into it costs a third of what the earlier dirs(depth, prefix) index did
 // (whose keys repeat the paths), and the swap that inserts them is serial (docs/schema.md).
 core::Status ensure_query_indexes(Database& db) {
-    return db.exec("DROP INDEX IF EXISTS dirs_depth_prefix;"
-                   " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)");
+    return db.exec(
+        "DROP INDEX IF EXISTS dirs_depth_prefix;"
+        " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)");
 }
 
 core::Status check_schema_version(Database& db) {

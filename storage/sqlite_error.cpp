@@ -9,24 +9,32 @@ namespace wsindex::storage {
 namespace {
 
 class SqliteCategory final : public std::error_category {
-public:
+  public:
     const char* name() const noexcept override { return "sqlite"; }
     std::string message(int rc) const override { return sqlite3_errstr(rc); }
 };
 
 class StorageCategory final : public std::error_category {
-public:
+  public:
     const char* name() const noexcept override { return "wsindex.storage"; }
     std::string message(int e) const override {
         switch (static_cast<StorageErrc>(e)) {
-            case StorageErrc::schema_too_new: return "database schema is newer than this program";
-            case StorageErrc::schema_corrupt: return "database schema is not a wsindex schema";
-            case StorageErrc::bad_root: return "scan root is not a normalized absolute path";
-            case StorageErrc::scan_in_progress: return "a scan is already in progress";
-            case StorageErrc::no_scan: return "no scan in progress";
-            case StorageErrc::cancelled: return "scan cancelled";
-            case StorageErrc::injected_failure: return "injected write failure";
-            case StorageErrc::writer_failed: return "index writer failed";
+            case StorageErrc::schema_too_new:
+                return "database schema is newer than this program";
+            case StorageErrc::schema_corrupt:
+                return "database schema is not a wsindex schema";
+            case StorageErrc::bad_root:
+                return "scan root is not a normalized absolute path";
+            case StorageErrc::scan_in_progress:
+                return "a scan is already in progress";
+            case StorageErrc::no_scan:
+                return "no scan in progress";
+            case StorageErrc::cancelled:
+                return "scan cancelled";
+            case StorageErrc::injected_failure:
+                return "injected write failure";
+            case StorageErrc::writer_failed:
+                return "index writer failed";
         }
         return "unknown storage error";
     }

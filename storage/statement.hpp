@@ -12,7 +12,7 @@ struct sqlite3_stmt;
 namespace wsindex::storage {
 
 class Statement {
-public:
+  public:
     Statement() = default;
     Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
     Statement(Statement&& other) noexcept;
@@ -51,8 +51,8 @@ public:
     [[nodiscard]] int parameter_count() const;
     [[nodiscard]] sqlite3_stmt* handle() const { return stmt_; }
 
-private:
-    sqlite3* db_ = nullptr;      // not owned; the Database outlives its statements
+  private:
+    sqlite3* db_ = nullptr;         // not owned; the Database outlives its statements
     sqlite3_stmt* stmt_ = nullptr;  // owned
 };
 

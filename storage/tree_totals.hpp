@@ -47,7 +47,7 @@ struct LinkName {
 
 // Owned by the writer thread. Memory: ~64 bytes per directory plus 40 per multi-link name.
 class TreeTotals {
-public:
+  public:
     // Records one walk result (any order: children may arrive before their directory).
     void add(const core::WalkResult& r);
     // Computes the recursive totals; call once, after the last add().
@@ -61,7 +61,7 @@ public:
     [[nodiscard]] std::uint64_t max_dir_id() const { return dirs_.empty() ? 0 : dirs_.size() - 1; }
     [[nodiscard]] bool known(std::uint64_t id) const { return id < dirs_.size() && dirs_[id].seen; }
 
-private:
+  private:
     struct Dir {
         std::uint64_t parent = 0;
         std::uint32_t depth = 0;

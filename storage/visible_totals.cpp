@@ -36,7 +36,7 @@ struct Frame {
     bool partial = false;
     Totals single;  // own size (if visible), single-link entries, then the children's `single`
     Totals links;   // multi-link inodes, each once
-    std::unordered_set<InodeKey, InodeHash> seen;                      // inodes in `links`
+    std::unordered_set<InodeKey, InodeHash> seen;  // inodes in `links`
     std::unordered_map<std::string, std::pair<std::int64_t, std::int64_t>> child_dirs;  // own sizes
 };
 
@@ -47,8 +47,8 @@ std::string_view path_of_prefix(std::string_view prefix) {
 
 }  // namespace
 
-core::Status subtree_all_listable(Database& db, std::string_view path,
-                                  const DirPredicate& listable, bool* all_listable) {
+core::Status subtree_all_listable(Database& db, std::string_view path, const DirPredicate& listable,
+                                  bool* all_listable) {
     *all_listable = false;
     const PrefixRange r = subtree_range(path);
     Statement s;
@@ -126,8 +126,8 @@ core::Status visible_dir_totals(Database& db, std::string_view path, bool own_vi
         f.prefix.assign(dirs.column_bytes(2));
         f.depth = static_cast<std::uint32_t>(dirs.column_int64(3));
         // Pre-order: the prefixes sort parents first and keep each subtree contiguous.
-        while (!stack.empty() && f.prefix.compare(0, stack.back().prefix.size(),
-                                                  stack.back().prefix) != 0) {
+        while (!stack.empty() &&
+               f.prefix.compare(0, stack.back().prefix.size(), stack.back().prefix) != 0) {
             pop();
         }
         const std::string_view dir_path = path_of_prefix(f.prefix);

@@ -27,8 +27,8 @@ class Database;
 using DirPredicate = std::function<bool(std::string_view path)>;
 
 // True in *all_listable if `listable` holds for `path` and every indexed directory below it.
-core::Status subtree_all_listable(Database& db, std::string_view path,
-                                  const DirPredicate& listable, bool* all_listable);
+core::Status subtree_all_listable(Database& db, std::string_view path, const DirPredicate& listable,
+                                  bool* all_listable);
 
 struct VisibleTotalsRow {
     DirTotalsRow totals;   // over visible entries only

@@ -12,7 +12,7 @@
 namespace wsindex::storage {
 
 class WriterLock {
-public:
+  public:
     WriterLock() = default;
     WriterLock(WriterLock&& other) noexcept;
     WriterLock& operator=(WriterLock&& other) noexcept;
@@ -24,7 +24,7 @@ public:
     // process writes this index. Released when the object dies (or the process does).
     static core::Status acquire(const std::string& db_path, WriterLock* out);
 
-private:
+  private:
     int fd_ = -1;
 };
 

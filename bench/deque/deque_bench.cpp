@@ -177,9 +177,15 @@ void BM_ContendedSteal(benchmark::State& state) {
             while (!stop.load(std::memory_order_relaxed)) {
                 const auto stolen = Batch ? dq.steal_batch(mine, 32) : dq.steal();
                 switch (stolen.status) {
-                    case StealStatus::Success: items += stolen.count; break;
-                    case StealStatus::Retry: ++retries; break;
-                    case StealStatus::Empty: ++empties; break;
+                    case StealStatus::Success:
+                        items += stolen.count;
+                        break;
+                    case StealStatus::Retry:
+                        ++retries;
+                        break;
+                    case StealStatus::Empty:
+                        ++empties;
+                        break;
                 }
                 while (mine.pop()) {
                 }
@@ -210,12 +216,12 @@ void BM_ContendedSteal(benchmark::State& state) {
     }
     // Every item pushed was either popped by the owner or stolen, exactly once in total.
     if (stolen + popped != pushed) state.SkipWithError("items lost or duplicated");
-    state.counters["stolen"] = benchmark::Counter(static_cast<double>(stolen),
-                                                  benchmark::Counter::kIsRate);
-    state.counters["retries"] = benchmark::Counter(static_cast<double>(retries),
-                                                   benchmark::Counter::kIsRate);
-    state.counters["empties"] = benchmark::Counter(static_cast<double>(empties),
-                                                   benchmark::Counter::kIsRate);
+    state.counters["stolen"] =
+        benchmark::Counter(static_cast<double>(stolen), benchmark::Counter::kIsRate);
+    state.counters["retries"] =
+        benchmark::Counter(static_cast<double>(retries), benchmark::Counter::kIsRate);
+    state.counters["empties"] =
+        benchmark::Counter(static_cast<double>(empties), benchmark::Counter::kIsRate);
     state.counters["stolen_share"] =
         benchmark::Counter(static_cast<double>(stolen) / static_cast<double>(pushed ? pushed : 1));
     state.SetItemsProcessed(state.iterations());
@@ -223,12 +229,20 @@ void BM_ContendedSteal(benchmark::State& state) {
 BENCHMARK(BM_ContendedSteal<false>)
     ->Name("BM_ContendedSteal")
     ->ArgName("thieves")
-    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
     ->UseRealTime();
 BENCHMARK(BM_ContendedSteal<true>)
     ->Name("BM_ContendedStealBatch")
     ->ArgName("thieves")
-    ->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
     ->UseRealTime();
 
 }  // namespace

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     wsindex::storage::BatchWriterOptions options;
     options.threaded = threaded && !inline_flag;
     options.scan.rows_per_transaction = rows_per_txn;
-    if (checkpoint_ms >= 0) options.scan.checkpoint_period = std::chrono::milliseconds(checkpoint_ms);
+    if (checkpoint_ms >= 0)
+        options.scan.checkpoint_period = std::chrono::milliseconds(checkpoint_ms);
     std::unique_ptr<wsindex::storage::BatchWriter> writer;
     if (Status s = wsindex::storage::BatchWriter::open(db_path, options, &writer); !s) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", s.to_string().c_str());
@@ -130,19 +131,17 @@ int main(int argc, char** argv) {
     const long long db_bytes = pages * page_size;
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("{\"entries\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"cpu_seconds\":%.3f,"
-                "\"swap_seconds\":%.3f,\"gc_seconds\":%.3f,\"db_bytes\":%lld,"
-                "\"bytes_per_entry\":%.1f,\"peak_rss_kib\":%ld,\"workers\":%u,\"writer\":\"%s\","
-                "\"replay\":%s,\"reused_dirs\":%llu,\"reused_rows\":%llu,\"status\":\"%s\"}\n",
-                static_cast<unsigned long long>(entries), static_cast<unsigned long long>(errors),
-                seconds, cpu_seconds, writer->writer().last_swap_seconds(),
-                writer->writer().last_gc_seconds(), db_bytes,
-                entries ? static_cast<double>(db_bytes) / static_cast<double>(entries) : 0.0,
-                ru.ru_maxrss, walker.workers(), options.threaded ? "thread" : "inline",
-                replay ? "true" : "false",
-                static_cast<unsigned long long>(writer->writer().reused_dirs()),
-                static_cast<unsigned long long>(writer->writer().reused_rows()),
-                status ? "ok" : "error");
+    std::printf(
+        "{\"entries\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"cpu_seconds\":%.3f,"
+        "\"swap_seconds\":%.3f,\"gc_seconds\":%.3f,\"db_bytes\":%lld,"
+        "\"bytes_per_entry\":%.1f,\"peak_rss_kib\":%ld,\"workers\":%u,\"writer\":\"%s\","
+        "\"replay\":%s,\"reused_dirs\":%llu,\"reused_rows\":%llu,\"status\":\"%s\"}\n",
+        static_cast<unsigned long long>(entries), static_cast<unsigned long long>(errors), seconds,
+        cpu_seconds, writer->writer().last_swap_seconds(), writer->writer().last_gc_seconds(),
+        db_bytes, entries ? static_cast<double>(db_bytes) / static_cast<double>(entries) : 0.0,
+        ru.ru_maxrss, walker.workers(), options.threaded ? "thread" : "inline",
+        replay ? "true" : "false", static_cast<unsigned long long>(writer->writer().reused_dirs()),
+        static_cast<unsigned long long>(writer->writer().reused_rows()), status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", status.to_string().c_str());
         return 1;

@@ -61,7 +61,7 @@ void die(const Status& s) {
 }
 
 long long file_size(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : 0;
 }
 
@@ -88,9 +88,10 @@ int main(int argc, char** argv) {
     auto t0 = Clock::now();
     double c0 = thread_cpu_ms();
     if (Status s = NameIndex::load(db, &index); !s) die(s);
-    std::printf("{\"measure\":\"name_index_load\",\"names\":%zu,\"ms\":%.1f,\"cpu_ms\":%.1f,"
-                "\"memory_bytes\":%zu}\n",
-                index.size(), ms_since(t0), thread_cpu_ms() - c0, index.memory_bytes());
+    std::printf(
+        "{\"measure\":\"name_index_load\",\"names\":%zu,\"ms\":%.1f,\"cpu_ms\":%.1f,"
+        "\"memory_bytes\":%zu}\n",
+        index.size(), ms_since(t0), thread_cpu_ms() - c0, index.memory_bytes());
 
     Queries with_index(db, &index);
     Queries without_index(db);
@@ -116,11 +117,12 @@ int main(int argc, char** argv) {
                 scanned_found = rows.size();
             });
             if (!st) die(st);
-            std::printf("{\"measure\":\"substring\",\"fragment\":\"%s\",\"ignore_case\":%s,"
-                        "\"matches\":%zu,\"index_ms\":%.2f,\"index_cpu_ms\":%.2f,\"used_index\":%s,"
-                        "\"sql_scan_ms\":%.1f,\"sql_scan_cpu_ms\":%.1f,\"sql_matches\":%zu}\n",
-                        fragment.c_str(), icase ? "true" : "false", found, indexed, indexed_cpu,
-                        used ? "true" : "false", scanned, g_last_cpu_ms, scanned_found);
+            std::printf(
+                "{\"measure\":\"substring\",\"fragment\":\"%s\",\"ignore_case\":%s,"
+                "\"matches\":%zu,\"index_ms\":%.2f,\"index_cpu_ms\":%.2f,\"used_index\":%s,"
+                "\"sql_scan_ms\":%.1f,\"sql_scan_cpu_ms\":%.1f,\"sql_matches\":%zu}\n",
+                fragment.c_str(), icase ? "true" : "false", found, indexed, indexed_cpu,
+                used ? "true" : "false", scanned, g_last_cpu_ms, scanned_found);
         }
     }
 
@@ -159,11 +161,12 @@ int main(int argc, char** argv) {
         median_ms(3, [&] { st = without_index.find(q, &rows); });
         const double sql_ms = g_last_cpu_ms;
         if (!st) die(st);
-        std::printf("{\"measure\":\"regex\",\"regex\":\"%s\",\"names\":%zu,\"regcomp_cpu_ms\":%.1f,"
-                    "\"regcomp_matches\":%zu,\"std_regex_cpu_ms\":%.1f,\"std_regex_matches\":%zu,"
-                    "\"sql_regexp_cpu_ms\":%.1f,\"sql_matches\":%zu}\n",
-                    regex.c_str(), names.size(), posix_ms, posix_hits, cxx_ms, cxx_hits, sql_ms,
-                    rows.size());
+        std::printf(
+            "{\"measure\":\"regex\",\"regex\":\"%s\",\"names\":%zu,\"regcomp_cpu_ms\":%.1f,"
+            "\"regcomp_matches\":%zu,\"std_regex_cpu_ms\":%.1f,\"std_regex_matches\":%zu,"
+            "\"sql_regexp_cpu_ms\":%.1f,\"sql_matches\":%zu}\n",
+            regex.c_str(), names.size(), posix_ms, posix_hits, cxx_ms, cxx_hits, sql_ms,
+            rows.size());
     }
 
     if (!fts_path.empty()) {
@@ -196,10 +199,11 @@ int main(int argc, char** argv) {
         const double build_cpu_ms = thread_cpu_ms() - c0;
         (void)fts.exec("PRAGMA wal_checkpoint(TRUNCATE)");
         const long long bytes = file_size(fts_path) - before;
-        std::printf("{\"measure\":\"fts5_build\",\"names\":%lld,\"ms\":%.0f,\"cpu_ms\":%.0f,"
-                    "\"bytes\":%lld,\"bytes_per_name\":%.1f}\n",
-                    static_cast<long long>(rowid), build_ms, build_cpu_ms, bytes,
-                    rowid ? static_cast<double>(bytes) / static_cast<double>(rowid) : 0.0);
+        std::printf(
+            "{\"measure\":\"fts5_build\",\"names\":%lld,\"ms\":%.0f,\"cpu_ms\":%.0f,"
+            "\"bytes\":%lld,\"bytes_per_name\":%.1f}\n",
+            static_cast<long long>(rowid), build_ms, build_cpu_ms, bytes,
+            rowid ? static_cast<double>(bytes) / static_cast<double>(rowid) : 0.0);
         // ESCAPE makes '_' and '%' literal, as in our substring search — but FTS5 then does
         // not use the trigram index (a full scan), so it is only used when needed.
         Statement match;
@@ -229,10 +233,11 @@ int main(int argc, char** argv) {
                 stmt.reset();
             });
             if (!st) die(st);
-            std::printf("{\"measure\":\"fts5_like\",\"fragment\":\"%s\",\"matches\":%lld,"
-                        "\"ms\":%.2f,\"cpu_ms\":%.2f,\"escaped\":%s}\n",
-                        fragment.c_str(), static_cast<long long>(n), ms, g_last_cpu_ms,
-                        special ? "true" : "false");
+            std::printf(
+                "{\"measure\":\"fts5_like\",\"fragment\":\"%s\",\"matches\":%lld,"
+                "\"ms\":%.2f,\"cpu_ms\":%.2f,\"escaped\":%s}\n",
+                fragment.c_str(), static_cast<long long>(n), ms, g_last_cpu_ms,
+                special ? "true" : "false");
         }
     }
     return 0;

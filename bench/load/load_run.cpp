@@ -1,10 +1,6 @@
 // The load generator's engine (see load_run.hpp).
 #include "bench/load/load_run.hpp"
 
-#include "ipc/bytes_codec.hpp"
-#include "ipc/client.hpp"
-#include "ipc/methods.hpp"
-
 #include <fcntl.h>
 #include <ftw.h>
 #include <sys/stat.h>
@@ -19,6 +15,10 @@
 #include <set>
 #include <thread>
 #include <utility>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/client.hpp"
+#include "ipc/methods.hpp"
 
 namespace wsindex::bench {
 
@@ -39,7 +39,9 @@ nlohmann::json kind_json(const KindStats& s) {
     const double max = s.latencies_ms.empty()
                            ? 0
                            : *std::max_element(s.latencies_ms.begin(), s.latencies_ms.end());
-    auto round3 = [](double x) { return static_cast<double>(static_cast<long long>(x * 1000)) / 1000; };
+    auto round3 = [](double x) {
+        return static_cast<double>(static_cast<long long>(x * 1000)) / 1000;
+    };
     return {{"n", s.count},
             {"errors", s.errors},
             {"p50_ms", round3(percentile(s.latencies_ms, 0.50))},
@@ -124,10 +126,13 @@ void run_client(const LoadSpec& spec, int index, ClientResult& out) {
             const Probe& probe = spec.truth.probes[rng() % spec.truth.probes.size()];
             auto reply = client->call(ipc::method::kFind,
                                       {{"pattern", ipc::encode_bytes(probe.name)}, {"limit", 10}});
-            problem = reply ? check_find(reply.value(), probe) : "find: " + reply.error().to_string();
+            problem =
+                reply ? check_find(reply.value(), probe) : "find: " + reply.error().to_string();
         } else if (kind == Kind::du) {
-            auto reply = client->call(ipc::method::kDu, {{"path", ipc::encode_bytes(spec.truth.du_root)}});
-            problem = reply ? check_du(reply.value(), spec.truth) : "du: " + reply.error().to_string();
+            auto reply =
+                client->call(ipc::method::kDu, {{"path", ipc::encode_bytes(spec.truth.du_root)}});
+            problem =
+                reply ? check_du(reply.value(), spec.truth) : "du: " + reply.error().to_string();
         } else {
             auto reply = client->call(ipc::method::kStatus, nlohmann::json::object());
             problem = reply ? check_status(reply.value()) : "status: " + reply.error().to_string();
@@ -193,14 +198,15 @@ std::string make_probe_tree(const std::string& dir, int files, const std::string
     for (int i = 0; i < files; ++i) {
         if (i % 100 == 0) {
             sub = dir + "/d" + std::to_string(i / 100);
-            if (::mkdir(sub.c_str(), 0755) != 0) return "mkdir " + sub + ": " + std::strerror(errno);
+            if (::mkdir(sub.c_str(), 0755) != 0)
+                return "mkdir " + sub + ": " + std::strerror(errno);
         }
         const std::string path = sub + "/" + probe_name(token, i);
         const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd < 0) return "create " + path + ": " + std::strerror(errno);
         const std::string content(static_cast<std::size_t>((i * 37) % 1000), 'p');
-        const bool ok = ::write(fd, content.data(), content.size()) ==
-                        static_cast<ssize_t>(content.size());
+        const bool ok =
+            ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
         ::close(fd);
         if (!ok) return "write " + path;
     }

@@ -3,10 +3,9 @@
 // Shared by wsbench-load (bench/load/main.cpp) and the small CI test in tests/reliability.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,8 +27,8 @@ struct Truth {
 struct LoadSpec {
     std::string socket;
     int clients = 100;
-    int queries = 100;        // per client
-    std::uint64_t seed = 1;   // which query each step runs
+    int queries = 100;       // per client
+    std::uint64_t seed = 1;  // which query each step runs
     std::chrono::milliseconds reply_timeout{std::chrono::seconds(60)};
     Truth truth;
 };

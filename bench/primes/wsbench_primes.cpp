@@ -15,11 +15,11 @@
 // run itself. --slow-worker F makes worker 0 do each unit of work F times (a stand-in for a slow
 // core): the pool's worker 0, TBB's thread with this_task_arena::current_thread_index() == 0, the
 // range executor's worker 0 (the calling thread), and for seq the only thread there is.
-#include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -94,8 +94,8 @@ bool report(const Config& cfg, unsigned workers, const std::function<Outcome()>&
             cfg.scheduler.c_str(), workers, static_cast<unsigned long long>(cfg.threshold),
             static_cast<unsigned long long>(cfg.lo), static_cast<unsigned long long>(cfg.hi),
             static_cast<unsigned long long>(out.count), out.seconds, rep, cfg.slow_worker,
-            out.extra.c_str(), out.error.empty() ? "" : ",\"error\":\"",
-            out.error.c_str(), out.error.empty() ? "" : "\"");
+            out.extra.c_str(), out.error.empty() ? "" : ",\"error\":\"", out.error.c_str(),
+            out.error.empty() ? "" : "\"");
         std::fflush(stdout);
         if (!out.error.empty()) ok = false;
     }
@@ -157,13 +157,13 @@ bool run_pool(const Config& cfg) {
             parks += after[w].parks - before[w].parks;
             parked_ns += after[w].parked_ns - before[w].parked_ns;
         }
-        out.extra = ",\"deque_capacity\":" + std::to_string(cfg.deque_capacity) +
-                    ",\"result_batch\":" + std::to_string(cfg.result_batch) +
-                    ",\"tasks\":" + std::to_string(tasks) + ",\"steals\":" +
-                    std::to_string(steals) + ",\"items_stolen\":" + std::to_string(stolen) +
-                    ",\"parks\":" + std::to_string(parks) + ",\"parked_ms\":" +
-                    std::to_string(static_cast<double>(parked_ns) / 1e6) +
-                    ",\"batches\":" + std::to_string(batches);
+        out.extra =
+            ",\"deque_capacity\":" + std::to_string(cfg.deque_capacity) +
+            ",\"result_batch\":" + std::to_string(cfg.result_batch) +
+            ",\"tasks\":" + std::to_string(tasks) + ",\"steals\":" + std::to_string(steals) +
+            ",\"items_stolen\":" + std::to_string(stolen) + ",\"parks\":" + std::to_string(parks) +
+            ",\"parked_ms\":" + std::to_string(static_cast<double>(parked_ns) / 1e6) +
+            ",\"batches\":" + std::to_string(batches);
         return out;
     });
 }
@@ -234,8 +234,9 @@ bool run_range(const Config& cfg, RangeSchedule schedule) {
             idle_ns += s.idle_ns;
             items_per_worker += (items_per_worker.empty() ? "" : ",") + std::to_string(s.items);
         }
-        out.extra = ",\"chunks\":" + std::to_string(chunks) + ",\"steals\":" +
-                    std::to_string(steals) + ",\"items_stolen\":" + std::to_string(stolen) +
+        out.extra = ",\"chunks\":" + std::to_string(chunks) +
+                    ",\"steals\":" + std::to_string(steals) +
+                    ",\"items_stolen\":" + std::to_string(stolen) +
                     ",\"idle_ms\":" + std::to_string(static_cast<double>(idle_ns) / 1e6) +
                     ",\"items_per_worker\":[" + items_per_worker + "]";
         return out;

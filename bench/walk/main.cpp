@@ -32,7 +32,7 @@ struct Counts {
 // Buffered writes of NUL-terminated paths to fd 1 (stdio would work too; this avoids a lock per
 // path).
 class Print0 {
-public:
+  public:
     void add(const std::string& path) {
         if (buf_.size() + path.size() + 1 > kFlushAt) flush();
         buf_.append(path);
@@ -52,7 +52,7 @@ public:
         return true;
     }
 
-private:
+  private:
     static constexpr std::size_t kFlushAt = 1 << 20;
     std::string buf_;
 };
@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
     app.add_option("--batch", batch, "results per batch handed to the consumer (default 1024)");
     app.add_flag("--print0", print0, "print every path NUL-terminated on stdout, JSON on stderr");
     bool full_paths = false;
-    app.add_flag("--full-paths", full_paths, "build every record's full path (implied by --print0)");
+    app.add_flag("--full-paths", full_paths,
+                 "build every record's full path (implied by --print0)");
     CLI11_PARSE(app, argc, argv);
 
     wsindex::core::WalkOptions options;
@@ -91,10 +92,18 @@ int main(int argc, char** argv) {
             ++c.entries;
             if (r.error != 0) ++c.errors;
             switch (r.type) {
-                case EntryType::Directory: ++c.dirs; break;
-                case EntryType::File: ++c.files; break;
-                case EntryType::Symlink: ++c.symlinks; break;
-                default: ++c.other; break;
+                case EntryType::Directory:
+                    ++c.dirs;
+                    break;
+                case EntryType::File:
+                    ++c.files;
+                    break;
+                case EntryType::Symlink:
+                    ++c.symlinks;
+                    break;
+                default:
+                    ++c.other;
+                    break;
             }
             if (print0) out.add(r.path);
         }
@@ -108,25 +117,22 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &ru);
     const auto st = walker.stats();
     std::FILE* json = print0 ? stderr : stdout;
-    std::fprintf(json,
-                 "{\"entries\":%llu,\"dirs\":%llu,\"files\":%llu,\"symlinks\":%llu,"
-                 "\"other\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"peak_rss_kib\":%ld,"
-                 "\"workers\":%u,\"chunks\":%llu,\"reopens\":%llu,\"max_open_fds\":%llu,"
-                 "\"tasks\":%llu,\"steal_attempts\":%llu,\"steals\":%llu,\"parks\":%llu,"
-                 "\"full_paths\":%s,\"status\":\"%s\"}\n",
-                 static_cast<unsigned long long>(c.entries),
-                 static_cast<unsigned long long>(c.dirs), static_cast<unsigned long long>(c.files),
-                 static_cast<unsigned long long>(c.symlinks),
-                 static_cast<unsigned long long>(c.other),
-                 static_cast<unsigned long long>(c.errors), seconds, ru.ru_maxrss,
-                 walker.workers(), static_cast<unsigned long long>(st.chunks),
-                 static_cast<unsigned long long>(st.reopens),
-                 static_cast<unsigned long long>(st.max_open_fds),
-                 static_cast<unsigned long long>(st.tasks),
-                 static_cast<unsigned long long>(st.steal_attempts),
-                 static_cast<unsigned long long>(st.steals),
-                 static_cast<unsigned long long>(st.parks), options.full_paths ? "true" : "false",
-                 status ? "ok" : "error");
+    std::fprintf(
+        json,
+        "{\"entries\":%llu,\"dirs\":%llu,\"files\":%llu,\"symlinks\":%llu,"
+        "\"other\":%llu,\"errors\":%llu,\"seconds\":%.3f,\"peak_rss_kib\":%ld,"
+        "\"workers\":%u,\"chunks\":%llu,\"reopens\":%llu,\"max_open_fds\":%llu,"
+        "\"tasks\":%llu,\"steal_attempts\":%llu,\"steals\":%llu,\"parks\":%llu,"
+        "\"full_paths\":%s,\"status\":\"%s\"}\n",
+        static_cast<unsigned long long>(c.entries), static_cast<unsigned long long>(c.dirs),
+        static_cast<unsigned long long>(c.files), static_cast<unsigned long long>(c.symlinks),
+        static_cast<unsigned long long>(c.other), static_cast<unsigned long long>(c.errors),
+        seconds, ru.ru_maxrss, walker.workers(), static_cast<unsigned long long>(st.chunks),
+        static_cast<unsigned long long>(st.reopens),
+        static_cast<unsigned long long>(st.max_open_fds), static_cast<unsigned long long>(st.tasks),
+        static_cast<unsigned long long>(st.steal_attempts),
+        static_cast<unsigned long long>(st.steals), static_cast<unsigned long long>(st.parks),
+        options.full_paths ? "true" : "false", status ? "ok" : "error");
     if (!status) {
         std::fprintf(stderr, "wsbench-walk: %s\n", status.to_string().c_str());
         return 1;

@@ -1,11 +1,11 @@
 // End to end, one small tree per test: du --top within --depth, du of a file, the size column
 // of wsctl scans, regex and glob semantics over the whole path.
-#include "tests/cli/support/fixture.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
+
+#include "tests/cli/support/fixture.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 // root/{a/{big (3000 B), deep/{huge (10000 B)}}, b/{small (100 B)}, top.log (7 B)}: a/deep
 // is the biggest directory, but two levels down.
 class Small : public EndToEnd {
-protected:
+  protected:
     void SetUp() override {
         EndToEnd::SetUp();
         root_ = scratch_ / "small";

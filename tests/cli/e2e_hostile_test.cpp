@@ -2,8 +2,6 @@
 // the daemon's own connection caps. Garbage, oversize and mid-stream hang-ups are covered by
 // Queries.GarbageOnTheSocketLeavesTheDaemonServing; bench/hostile_clients.py runs all of it at
 // scale and measures latency.
-#include "tests/cli/support/fixture.hpp"
-
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -15,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <vector>
+
+#include "tests/cli/support/fixture.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -31,7 +31,8 @@ struct IdleCount {
 // Child process (async-signal-safe calls only: the test runner has threads): drop to `uid`
 // (and the same gid), open kIdle connections that never send, report what became of them on
 // `report`, hold them until `release` is closed.
-[[noreturn]] void hold_idle_connections(const char* socket_path, uid_t uid, int report, int release) {
+[[noreturn]] void hold_idle_connections(const char* socket_path, uid_t uid, int report,
+                                        int release) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(3);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -40,7 +41,8 @@ struct IdleCount {
     IdleCount count;
     for (int& fd : fds) {
         fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) ++count.connected;
+        if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+            ++count.connected;
     }
     // A refused connection gets its Busy frame at once; give the daemon 2 s to send them all.
     static char buf[4096];

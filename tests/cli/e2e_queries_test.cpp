@@ -1,8 +1,6 @@
 // End to end, one daemon per test: scan --wait of odd names, find -0 against find -print0, du
 // against du -sb, clear errors for bad paths, garbage on the socket, unreadable directories
 // reported by a daemon running as nobody.
-#include "tests/cli/support/fixture.hpp"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,6 +10,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+
+#include "tests/cli/support/fixture.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -32,7 +32,8 @@ TEST_F(Queries, FindNulMatchesFindPrint0ByteForByte) {
     ASSERT_EQ(all.code, 0) << all.err;
     ASSERT_TRUE(!all.out.empty() && all.out.back() == '\0');
     const auto got = split_nul(all.out);
-    EXPECT_EQ(got.size(), static_cast<std::size_t>(std::count(all.out.begin(), all.out.end(), '\0')))
+    EXPECT_EQ(got.size(),
+              static_cast<std::size_t>(std::count(all.out.begin(), all.out.end(), '\0')))
         << "duplicates in find -0";
     EXPECT_TRUE(got == expected) << describe_diff(got, expected);
 
@@ -75,14 +76,15 @@ TEST_F(Queries, PatternsWithNewlinesAndInvalidUtf8) {
             EXPECT_TRUE(S_ISDIR(st.st_mode)) << printable(path);
         }
     }
-    EXPECT_EQ(split_nul(ctl({"find", "--under", tree, "--size", "+4k", "--size", "-5000", "-0"}).out),
-              (std::set<std::string>{tree + "/deep/" + [] {
-                   std::string p;
-                   for (int level = 0; level < 20; ++level) {
-                       p += std::to_string(level) + "-" + std::string(240, 'p') + "/";
-                   }
-                   return p;
-               }() + "bottom\nof the chain"}));
+    EXPECT_EQ(
+        split_nul(ctl({"find", "--under", tree, "--size", "+4k", "--size", "-5000", "-0"}).out),
+        (std::set<std::string>{tree + "/deep/" + [] {
+            std::string p;
+            for (int level = 0; level < 20; ++level) {
+                p += std::to_string(level) + "-" + std::string(240, 'p') + "/";
+            }
+            return p;
+        }() + "bottom\nof the chain"}));
     const auto limited = json_of({"find", "--under", tree, "--limit", "3"});
     EXPECT_EQ(limited["entries"].size(), 3u);
     EXPECT_EQ(limited["truncated"], true);
@@ -105,7 +107,8 @@ TEST_F(Queries, DuAgreesWithGnuDuSb) {
     for (const auto& entry : depth1["entries"]) {
         const std::string path = path_of(entry["path"]);
         if (entry["depth"] != 1 || path == tree + "/links") continue;
-        EXPECT_EQ(entry["size"].get<std::uint64_t>(), du_sb(path, scratch_.path())) << printable(path);
+        EXPECT_EQ(entry["size"].get<std::uint64_t>(), du_sb(path, scratch_.path()))
+            << printable(path);
         ++compared;
     }
     EXPECT_GE(compared, 3u) << depth1.dump();
@@ -215,8 +218,11 @@ TEST_F(Queries, GarbageOnTheSocketLeavesTheDaemonServing) {
     poke(daemon_->socket(), "\xff\xfe\x00\x01{{{{\0"s);
     poke(daemon_->socket(), std::string(100000, '[') + '\0');
     poke(daemon_->socket(), std::string(2 << 20, 'x'));  // over the size cap, no NUL
-    poke(daemon_->socket(), "{\"method\": \"wsindex.Find\", \"param", std::chrono::milliseconds(10));
-    poke(daemon_->socket(), "{\"method\":\"wsindex.Nope\"}\0{\"method\":\"wsindex.Du\",\"parameters\":{\"depth\":\"x\"}}\0"s);
+    poke(daemon_->socket(), "{\"method\": \"wsindex.Find\", \"param",
+         std::chrono::milliseconds(10));
+    poke(
+        daemon_->socket(),
+        "{\"method\":\"wsindex.Nope\"}\0{\"method\":\"wsindex.Du\",\"parameters\":{\"depth\":\"x\"}}\0"s);
     // A client that asks for a stream and hangs up after the first bytes.
     poke(daemon_->socket(), "{\"method\":\"wsindex.Find\",\"parameters\":{},\"more\":true}\0"s,
          std::chrono::milliseconds(1));
@@ -230,7 +236,7 @@ TEST_F(Queries, GarbageOnTheSocketLeavesTheDaemonServing) {
 // A daemon whose find cap (max_find_results) is 5: wsctl must say that the answer was cut, on
 // stderr, also when stdout is not a terminal.
 class Capped : public EndToEnd {
-protected:
+  protected:
     void SetUp() override {
         const std::string config = scratch_ / "wsindexd.conf";
         FILE* f = std::fopen(config.c_str(), "w");
@@ -258,7 +264,7 @@ TEST_F(Capped, FindWarnsWhenTheDaemonCutsTheAnswer) {
 // The daemon runs as nobody (root would read mode-000 directories): every unreadable
 // directory must show up in wsctl errors with EACCES, and nothing below it in find.
 class Unprivileged : public EndToEnd {
-protected:
+  protected:
     void SetUp() override { start_daemon(65534); }
 };
 

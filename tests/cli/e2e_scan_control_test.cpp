@@ -1,16 +1,16 @@
 // End to end on a big tree: cancel mid-scan keeps the previous index, SIGTERM mid-scan exits 0
 // and the next start serves the previous index, dozens of clients query during a scan.
-#include "tests/cli/support/fixture.hpp"
-
 #include <signal.h>
 
 #include <cstdio>
+
+#include "tests/cli/support/fixture.hpp"
 
 namespace wsindex::cli::test {
 namespace {
 
 class ScanControl : public EndToEnd {
-protected:
+  protected:
     // The default configuration: these tests compare whole answers over the big tree (200k
     // entries in release builds), which no default cap may cut (max_find_results is 0: none).
     // One big tree for the suite: generating it is the slow part.
@@ -80,8 +80,8 @@ TEST_F(ScanControl, CancelMidScanLeavesThePreviousIndex) {
     const Answers before = answers();
     ASSERT_GT(before.find.size(), 0u);
 
-    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
-                                  "scanner");
+    Process scanner =
+        spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(), "scanner");
     if (!wait_for_progress(scanner)) {
         if (HasFailure()) return;
         GTEST_SKIP() << "the rescan ended before it could be cancelled (machine too fast)";
@@ -96,7 +96,8 @@ TEST_F(ScanControl, CancelMidScanLeavesThePreviousIndex) {
     }
     EXPECT_EQ(cancelled.size(), 1u) << cancel.out;
     EXPECT_EQ(exit->code, 1) << exit->out << exit->err;
-    EXPECT_NE((exit->out + exit->err).find("cancelled"), std::string::npos) << exit->out << exit->err;
+    EXPECT_NE((exit->out + exit->err).find("cancelled"), std::string::npos)
+        << exit->out << exit->err;
 
     const Answers after = answers();
     EXPECT_TRUE(after.find == before.find) << "find answers changed after a cancelled scan";
@@ -111,8 +112,8 @@ TEST_F(ScanControl, SigtermMidScanExitsCleanlyAndKeepsTheIndex) {
     scan(big_);
     const Answers before = answers();
 
-    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
-                                  "scanner");
+    Process scanner =
+        spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(), "scanner");
     if (!wait_for_progress(scanner)) {
         if (HasFailure()) return;
         GTEST_SKIP() << "the rescan ended before SIGTERM could interrupt it";
@@ -141,8 +142,8 @@ TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
     const auto expected_find = find_print0(odd, scratch_.path(), /*with_root=*/false);
     const auto expected_du = json_of({"du", odd, "--depth", "1"});
 
-    Process scanner = spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(),
-                                  "scanner");
+    Process scanner =
+        spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(), "scanner");
     constexpr int kClients = 32;
     int rounds = 0;
     int rounds_during_scan = 0;
@@ -163,8 +164,8 @@ TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
                                                   scratch_.path(), tag));
                     break;
                 default:
-                    clients.push_back(spawn_wsctl(daemon_->socket(), {"status", "--json"},
-                                                  scratch_.path(), tag));
+                    clients.push_back(
+                        spawn_wsctl(daemon_->socket(), {"status", "--json"}, scratch_.path(), tag));
             }
         }
         for (int i = 0; i < kClients; ++i) {
@@ -173,7 +174,8 @@ TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
             ASSERT_EQ(exit->code, 0) << "client " << i << ": " << exit->err;
             if (i % 4 < 2) {
                 const auto got = split_nul(exit->out);
-                EXPECT_TRUE(got == expected_find) << "client " << i << "\n" << describe_diff(got, expected_find);
+                EXPECT_TRUE(got == expected_find) << "client " << i << "\n"
+                                                  << describe_diff(got, expected_find);
             } else if (i % 4 == 2) {
                 EXPECT_EQ(parse_json(exit->out), expected_du) << "client " << i;
             } else {

@@ -3,8 +3,6 @@
 // answers must show each user what they could see themselves and nothing else
 // (docs/security.md): no names or sizes inside the other user's 0700 home in find, du or
 // errors; their own and world-readable files; scan and cancel only for the control group.
-#include "tests/cli/support/fixture.hpp"
-
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -14,12 +12,14 @@
 #include <cstdio>
 #include <optional>
 
+#include "tests/cli/support/fixture.hpp"
+
 namespace wsindex::cli::test {
 namespace {
 
 // One account made with useradd (its own group too), deleted with userdel in the destructor.
 class TestUser {
-public:
+  public:
     TestUser(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
         const Exit r = run({"/usr/sbin/useradd", "--no-create-home", "--user-group", "--shell",
                             "/usr/sbin/nologin", name_},
@@ -48,7 +48,7 @@ public:
     [[nodiscard]] uid_t uid() const { return uid_; }
     [[nodiscard]] gid_t gid() const { return gid_; }
 
-private:
+  private:
     std::string name_;
     std::string scratch_;
     std::string error_;
@@ -58,8 +58,9 @@ private:
 };
 
 class TestGroup {
-public:
-    TestGroup(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
+  public:
+    TestGroup(const std::string& name, const std::string& scratch)
+        : name_(name), scratch_(scratch) {
         const Exit r = run({"/usr/sbin/groupadd", name_}, scratch_);
         created_ = r.code == 0;
         if (!created_) error_ = "groupadd " + name_ + ": " + r.err;
@@ -72,7 +73,7 @@ public:
     [[nodiscard]] const std::string& error() const { return error_; }
     [[nodiscard]] const std::string& name() const { return name_; }
 
-private:
+  private:
     std::string name_;
     std::string scratch_;
     std::string error_;
@@ -100,7 +101,7 @@ std::uint64_t apparent_size(const std::string& path) {
 }
 
 class RealUsers : public EndToEnd {
-protected:
+  protected:
     void SetUp() override {
         if (::geteuid() != 0) GTEST_SKIP() << "needs root (useradd, a root daemon)";
         if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
@@ -147,7 +148,8 @@ protected:
         write_sized(bob_home_ + "/bob.txt", 3000, 0644);
         make_dir(tree_ + "/pub", 0755, 0, 0);
         write_sized(tree_ + "/pub/world.txt", 300, 0644);
-        for (const std::string& p : {alice_home_ + "/secret.bin", alice_home_ + "/deep/inner.bin"}) {
+        for (const std::string& p :
+             {alice_home_ + "/secret.bin", alice_home_ + "/deep/inner.bin"}) {
             ASSERT_EQ(::chown(p.c_str(), alice_->uid(), alice_->gid()), 0);
         }
         ASSERT_EQ(::chown((bob_home_ + "/bob.txt").c_str(), bob_->uid(), bob_->gid()), 0);
@@ -233,7 +235,8 @@ TEST_F(RealUsers, FindShowsOwnAndWorldReadableButNothingInsideAnotherUsersHome) 
 
 TEST_F(RealUsers, DuTotalsLeakNoSizesFromAnotherUsersHome) {
     const nlohmann::json root_du = json_of({"du", tree_, "--depth", "2"});
-    const std::uint64_t private_bytes = (1 << 20) + (2 << 20) + apparent_size(alice_home_ + "/deep");
+    const std::uint64_t private_bytes =
+        (1 << 20) + (2 << 20) + apparent_size(alice_home_ + "/deep");
     const std::uint64_t root_total = du_row(root_du, tree_).value("size", 0ULL);
     ASSERT_GE(root_total, private_bytes) << root_du.dump();
 
@@ -285,8 +288,8 @@ TEST_F(RealUsers, ErrorsInsideAnotherUsersHomeAreHidden) {
     const std::string sql =
         "INSERT INTO errors(scan_id, path, errno, message) SELECT max(id), CAST('" + alice_home_ +
         "/deep/vanished' AS BLOB), 2, '' FROM scans WHERE state = 'complete';"
-        "INSERT INTO errors(scan_id, path, errno, message) SELECT max(id), CAST('" + tree_ +
-        "/pub/vanished' AS BLOB), 2, '' FROM scans WHERE state = 'complete';";
+        "INSERT INTO errors(scan_id, path, errno, message) SELECT max(id), CAST('" +
+        tree_ + "/pub/vanished' AS BLOB), 2, '' FROM scans WHERE state = 'complete';";
     const Exit s = run({"/usr/bin/sqlite3", daemon_->db(), sql}, scratch_.path());
     ASSERT_EQ(s.code, 0) << s.err;
 
@@ -317,8 +320,8 @@ TEST_F(RealUsers, ScanAndCancelOnlyForTheControlGroup) {
     const nlohmann::json scans_before = json_of({"scans"});
 
     // Added to the group (a new login picks it up: setpriv --init-groups reads /etc/group).
-    const Exit add = run({"/usr/sbin/usermod", "-a", "-G", group_->name(), alice_->name()},
-                         scratch_.path());
+    const Exit add =
+        run({"/usr/sbin/usermod", "-a", "-G", group_->name(), alice_->name()}, scratch_.path());
     ASSERT_EQ(add.code, 0) << add.err;
     r = ctl_as(*alice_, {"scan", tree_ + "/pub", "--wait"});
     EXPECT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << log();
@@ -351,8 +354,11 @@ TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee
     // scan writer records a failure, newest of all scans.
     const std::string sql =
         "INSERT INTO scans(root, state, started_ns, finished_ns, entries, errors, error, dir_base,"
-        " dir_max) VALUES (CAST('" + hidden_root + "' AS BLOB), 'failed', 1700000000000000000,"
-        " 1700000001000000000, 7, 1, 'reading " + hidden_root + "/secret-name.bin: EIO', 0, 0);";
+        " dir_max) VALUES (CAST('" +
+        hidden_root +
+        "' AS BLOB), 'failed', 1700000000000000000,"
+        " 1700000001000000000, 7, 1, 'reading " +
+        hidden_root + "/secret-name.bin: EIO', 0, 0);";
     const Exit s = run({"/usr/bin/sqlite3", daemon_->db(), sql}, scratch_.path());
     ASSERT_EQ(s.code, 0) << s.err;
 
@@ -360,7 +366,8 @@ TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee
     const nlohmann::json root_status = json_of({"status"});
     ASSERT_TRUE(root_status.at("last_failed").is_object()) << root_status.dump();
     EXPECT_EQ(path_of(root_status.at("last_failed").at("root")), hidden_root);
-    EXPECT_NE(root_status.at("last_failed").value("error", "").find("secret-name"), std::string::npos);
+    EXPECT_NE(root_status.at("last_failed").value("error", "").find("secret-name"),
+              std::string::npos);
     Exit r = ctl({"status"});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("last failed: scan"), std::string::npos) << r.out;

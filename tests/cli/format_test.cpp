@@ -1,13 +1,8 @@
 // Unit tests of wsctl's pure helpers: units, counts, durations, tables, escaping, size/time/type
 // parsing, absolute paths and the option-value joining.
-#include "cli/args.hpp"
-#include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
-#include "cli/progress.hpp"
-#include "cli/socket_path.hpp"
 
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +11,11 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+
+#include "cli/args.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/progress.hpp"
+#include "cli/socket_path.hpp"
 
 namespace wsindex::cli {
 namespace {
@@ -104,8 +104,8 @@ TEST(ParseByteCount, SuffixesAreBinary) {
 }
 
 TEST(ParseByteCount, RejectsGarbageAndOverflow) {
-    for (const char* bad : {"", "k", "-1", "1.5", "1.", "12x", "1KX", "1Bk", "99999999999999999999",
-                            "17000000T"}) {
+    for (const char* bad :
+         {"", "k", "-1", "1.5", "1.", "12x", "1KX", "1Bk", "99999999999999999999", "17000000T"}) {
         std::string error;
         EXPECT_FALSE(parse_byte_count(bad, error).has_value()) << bad;
         EXPECT_FALSE(error.empty()) << bad;
@@ -199,7 +199,8 @@ TEST(MakeAbsolute, NormalisesWithoutResolvingSymlinks) {
 
 TEST(JoinOptionValues, GluesNegativeSizes) {
     const std::vector<std::string> in{"wsctl", "find", "--size", "-10M", "x", "--", "--size", "y"};
-    const std::vector<std::string> expected{"wsctl", "find", "--size=-10M", "x", "--", "--size", "y"};
+    const std::vector<std::string> expected{"wsctl",  "find", "--size=-10M", "x", "--",
+                                            "--size", "y"};
     EXPECT_EQ(join_option_values(in, {"--size"}), expected);
     const std::vector<std::string> last{"wsctl", "find", "--size"};
     EXPECT_EQ(join_option_values(last, {"--size"}), last);
@@ -240,8 +241,10 @@ std::string default_socket_as(uid_t uid, const char* runtime) {
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(fds[0]);
-        if (runtime != nullptr) ::setenv("XDG_RUNTIME_DIR", runtime, 1);
-        else ::unsetenv("XDG_RUNTIME_DIR");
+        if (runtime != nullptr)
+            ::setenv("XDG_RUNTIME_DIR", runtime, 1);
+        else
+            ::unsetenv("XDG_RUNTIME_DIR");
         if (::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(2);
         const std::string path = default_socket_path();
         const ssize_t n = ::write(fds[1], path.data(), path.size());
@@ -250,7 +253,8 @@ std::string default_socket_as(uid_t uid, const char* runtime) {
     ::close(fds[1]);
     std::string out;
     char buf[512];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
     ::close(fds[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -262,11 +266,14 @@ TEST(SocketPath, OneDefaultForDaemonClientAndUnits) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to another uid";
     EXPECT_EQ(default_socket_path(), kSystemSocket);
     EXPECT_EQ(unit_value("systemd/wsindexd.socket", "ListenStream"), kSystemSocket);
-    EXPECT_NE(unit_value("systemd/wsindexd.service", "ExecStart").find(std::string("--socket ") + kSystemSocket),
+    EXPECT_NE(unit_value("systemd/wsindexd.service", "ExecStart")
+                  .find(std::string("--socket ") + kSystemSocket),
               std::string::npos);
     // The user units put it at %t (= $XDG_RUNTIME_DIR)/wsindexd/wsindexd.sock.
-    EXPECT_EQ(unit_value("systemd/user/wsindexd.socket", "ListenStream"), "%t/wsindexd/wsindexd.sock");
-    EXPECT_NE(unit_value("systemd/user/wsindexd.service", "ExecStart").find("--socket %t/wsindexd/wsindexd.sock"),
+    EXPECT_EQ(unit_value("systemd/user/wsindexd.socket", "ListenStream"),
+              "%t/wsindexd/wsindexd.sock");
+    EXPECT_NE(unit_value("systemd/user/wsindexd.service", "ExecStart")
+                  .find("--socket %t/wsindexd/wsindexd.sock"),
               std::string::npos);
     EXPECT_EQ(default_socket_as(65534, "/run/user/4242"), "/run/user/4242/wsindexd/wsindexd.sock");
     EXPECT_EQ(default_socket_as(65534, nullptr), "/run/user/65534/wsindexd/wsindexd.sock");
@@ -283,7 +290,8 @@ TEST(Progress, LinesAndSummaries) {
     scan.elapsed_ms = 12345;
     EXPECT_EQ(progress_line(scan), "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s");
     scan.errors = 2;
-    EXPECT_EQ(progress_line(scan), "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s, 2 errors");
+    EXPECT_EQ(progress_line(scan),
+              "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s, 2 errors");
     scan.state = ipc::ScanState::Failed;
     scan.error = "EIO";
     EXPECT_EQ(scan_summary(scan).rfind("scan 7 failed: /data: 12,345 entries", 0), 0u);
@@ -336,8 +344,9 @@ TEST(ProgressPrinter, PlainLinesAreThrottledAndSummarisedOnce) {
     const std::string out = contents(f);
     std::fclose(f);
     EXPECT_EQ(out.find('\r'), std::string::npos);
-    EXPECT_EQ(out, "scanning /r: 1 entries, 0 entries/s, 0.0 s\n"
-                   "scan 1 done: /r: 9 entries, 0 dirs, 0 B, 0 errors in 0.0 s (0 entries/s)\n");
+    EXPECT_EQ(out,
+              "scanning /r: 1 entries, 0 entries/s, 0.0 s\n"
+              "scan 1 done: /r: 9 entries, 0 dirs, 0 B, 0 errors in 0.0 s (0 entries/s)\n");
 }
 
 }  // namespace

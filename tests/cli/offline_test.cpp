@@ -1,27 +1,26 @@
 // wsctl without a daemon: --help everywhere, exit code 3 with a clear message when nothing
 // listens, exit code 2 for usage errors, the socket taken from the environment.
-#include "tests/cli/support/process.hpp"
-#include "tests/cli/support/scratch.hpp"
-
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/support/process.hpp"
+#include "tests/cli/support/scratch.hpp"
 
 namespace wsindex::cli::test {
 namespace {
 
 const std::vector<std::vector<std::string>> kEveryCommand = {
-    {"scan", "/tmp"}, {"status"}, {"cancel"}, {"find", "x"}, {"du"},
-    {"errors"},       {"scans"},  {"version"},
+    {"scan", "/tmp"}, {"status"}, {"cancel"}, {"find", "x"},
+    {"du"},           {"errors"}, {"scans"},  {"version"},
 };
 
 class WsctlOffline : public ::testing::Test {
-protected:
+  protected:
     Exit wsctl(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
         args.insert(args.begin(), WSINDEX_WSCTL);
         return run(args, scratch_.path(), std::chrono::seconds(60), env);
@@ -34,7 +33,8 @@ protected:
 TEST_F(WsctlOffline, HelpOnEveryCommand) {
     const auto top = wsctl({"--help"});
     EXPECT_EQ(top.code, 0);
-    for (const char* name : {"scan", "status", "cancel", "find", "du", "errors", "scans", "version"}) {
+    for (const char* name :
+         {"scan", "status", "cancel", "find", "du", "errors", "scans", "version"}) {
         EXPECT_NE(top.out.find(name), std::string::npos) << name;
         const auto sub = wsctl({name, "--help"});
         EXPECT_EQ(sub.code, 0) << name << ": " << sub.err;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 // A throwaway directory shaped like /sys, removed when the test ends.
 class FakeSysfs {
-public:
+  public:
     FakeSysfs() {
         std::string pattern = (fs::temp_directory_path() / "wsindex-sysfs-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
@@ -45,7 +45,7 @@ public:
     }
     [[nodiscard]] std::string root() const { return root_.string(); }
 
-private:
+  private:
     fs::path root_;
 };
 
@@ -188,8 +188,8 @@ TEST(CpuTopology, ReadsThisMachineSensibly) {
     EXPECT_LE(topo.physical_cores(), topo.cpus().size());
 
     // The source must match what sysfs exposes here.
-    const bool intel_hybrid = fs::exists("/sys/devices/cpu_core/cpus") &&
-                              fs::exists("/sys/devices/cpu_atom/cpus");
+    const bool intel_hybrid =
+        fs::exists("/sys/devices/cpu_core/cpus") && fs::exists("/sys/devices/cpu_atom/cpus");
     if (intel_hybrid) {
         EXPECT_EQ(topo.class_source(), "cpu_core/cpu_atom");
     } else {

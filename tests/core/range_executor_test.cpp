@@ -125,8 +125,8 @@ TEST(RangeExecutor, EveryIndexExactlyOnceAcrossWorkersSchedulesAndSizes) {
             RangeExecutor ex(options(workers, schedule));
             ASSERT_EQ(ex.size(), workers);
             // 0, 1, fewer than the workers, one per worker, a prime, and a larger loop.
-            const std::size_t sizes[] = {0, 1, workers > 1 ? workers - 1 : 1, workers, 97, 5003,
-                                         40'000};
+            const std::size_t sizes[] = {0,    1,     workers > 1 ? workers - 1 : 1, workers, 97,
+                                         5003, 40'000};
             for (int rep = 0; rep < kRepeats; ++rep) {
                 for (std::size_t n : sizes) {
                     SCOPED_TRACE(testing::Message() << to_string(schedule) << " workers=" << workers
@@ -165,9 +165,10 @@ TEST(RangeExecutor, MinChunkAndDivisorShapeTheChunks) {
 
     RangeExecutor floor(chunked(1, 16, 10));
     sizes.clear();
-    ASSERT_TRUE(floor.parallel_for(35, [&](std::size_t b, std::size_t e, unsigned) {
-                         sizes.push_back(e - b);
-                     }).is_ok());
+    ASSERT_TRUE(floor
+                    .parallel_for(
+                        35, [&](std::size_t b, std::size_t e, unsigned) { sizes.push_back(e - b); })
+                    .is_ok());
     EXPECT_EQ(sizes, (std::vector<std::size_t>{10, 10, 10, 5}));
 }
 
@@ -243,15 +244,15 @@ TEST(RangeExecutor, ExceptionCancelsAndIsReturnedAsAnError) {
 
 TEST(RangeExecutor, BadAllocBecomesNotEnoughMemory) {
     RangeExecutor ex(options(3));
-    const Status status = ex.parallel_for(
-        1000, [](std::size_t b, std::size_t, unsigned) { if (b == 0) throw std::bad_alloc(); });
+    const Status status = ex.parallel_for(1000, [](std::size_t b, std::size_t, unsigned) {
+        if (b == 0) throw std::bad_alloc();
+    });
     EXPECT_EQ(status.code(), std::make_error_code(std::errc::not_enough_memory));
 }
 
 TEST(RangeExecutor, NonStandardExceptionIsCaughtToo) {
     RangeExecutor ex(options(2));
-    const Status status =
-        ex.parallel_for(10, [](std::size_t, std::size_t, unsigned) { throw 42; });
+    const Status status = ex.parallel_for(10, [](std::size_t, std::size_t, unsigned) { throw 42; });
     EXPECT_EQ(status.code(), std::make_error_code(std::errc::state_not_recoverable));
 }
 
@@ -313,14 +314,13 @@ TEST(RangeExecutor, StopTokenCancels) {
 TEST(RangeExecutor, ReentrantCallIsAnErrorNotADeadlock) {
     RangeExecutor ex(options(3));
     std::atomic<int> errors{0};
-    ASSERT_TRUE(ex.parallel_for(30, [&](std::size_t, std::size_t, unsigned) {
-                      const Status inner =
-                          ex.parallel_for(5, [](std::size_t, std::size_t, unsigned) {});
-                      if (inner.code() ==
-                          std::make_error_code(std::errc::resource_deadlock_would_occur)) {
-                          errors.fetch_add(1);
-                      }
-                  }).is_ok());
+    ASSERT_TRUE(
+        ex.parallel_for(30, [&](std::size_t, std::size_t, unsigned) {
+              const Status inner = ex.parallel_for(5, [](std::size_t, std::size_t, unsigned) {});
+              if (inner.code() == std::make_error_code(std::errc::resource_deadlock_would_occur)) {
+                  errors.fetch_add(1);
+              }
+          }).is_ok());
     EXPECT_GE(errors.load(), 1);
 
     // A different executor may be used from inside a body.
@@ -328,10 +328,11 @@ TEST(RangeExecutor, ReentrantCallIsAnErrorNotADeadlock) {
     std::atomic<std::size_t> inner_items{0};
     ASSERT_TRUE(ex.parallel_for(6, [&](std::size_t b, std::size_t e, unsigned) {
                       for (std::size_t i = b; i < e; ++i) {
-                          EXPECT_TRUE(inner_ex.parallel_for(10, [&](std::size_t ib, std::size_t ie,
-                                                                    unsigned) {
-                                                  inner_items.fetch_add(ie - ib);
-                                              }).is_ok());
+                          EXPECT_TRUE(inner_ex
+                                          .parallel_for(
+                                              10, [&](std::size_t ib, std::size_t ie,
+                                                      unsigned) { inner_items.fetch_add(ie - ib); })
+                                          .is_ok());
                       }
                   }).is_ok());
     EXPECT_EQ(inner_items.load(), 60u);
@@ -406,8 +407,8 @@ TEST(RangeExecutor, SpeedClassTieBreakKeepsExactlyOnce) {
         info.speed_class = c;  // cpu0 slowest
         cpus.push_back(info);
     }
-    auto topo = std::make_shared<const CpuTopology>(
-        CpuTopology::from_cpus(std::move(cpus), "test"));
+    auto topo =
+        std::make_shared<const CpuTopology>(CpuTopology::from_cpus(std::move(cpus), "test"));
     for (unsigned workers : {2u, 3u, 8u}) {
         RangeOptions o = options(workers);
         o.topology = topo;
@@ -430,17 +431,35 @@ TEST(RangeExecutor, DefaultWorkerCountIsHardwareConcurrency) {
 // --- The seed's workload -----------------------------------------------------------------------
 
 TEST(RangeExecutorPrimes, IsPrimeKnownValues) {
-    const std::uint64_t primes[] = {2, 3, 5, 7, 11, 13, 97, 7919, 1'000'003, 2'147'483'647,
-                                    4'294'967'291ull,               // largest prime < 2^32
-                                    4'294'967'311ull,               // smallest prime > 2^32
-                                    1'000'000'000'000'000'003ull,   // 10^18 + 3
-                                    18'446'744'073'709'551'557ull}; // largest prime < 2^64
+    const std::uint64_t primes[] = {2,
+                                    3,
+                                    5,
+                                    7,
+                                    11,
+                                    13,
+                                    97,
+                                    7919,
+                                    1'000'003,
+                                    2'147'483'647,
+                                    4'294'967'291ull,                // largest prime < 2^32
+                                    4'294'967'311ull,                // smallest prime > 2^32
+                                    1'000'000'000'000'000'003ull,    // 10^18 + 3
+                                    18'446'744'073'709'551'557ull};  // largest prime < 2^64
     for (std::uint64_t p : primes) EXPECT_TRUE(is_prime(p)) << p;
-    const std::uint64_t composites[] = {0, 1, 4, 9, 25, 49, 91, 7917, 1'000'001,
-                                        4'294'967'297ull,            // 641 * 6700417 (F5)
-                                        4'294'967'296ull,            // 2^32
-                                        3'825'123'056'546'413'051ull, // strong pseudoprime to 2..23
-                                        18'446'744'073'709'551'615ull};
+    const std::uint64_t composites[] = {
+        0,
+        1,
+        4,
+        9,
+        25,
+        49,
+        91,
+        7917,
+        1'000'001,
+        4'294'967'297ull,              // 641 * 6700417 (F5)
+        4'294'967'296ull,              // 2^32
+        3'825'123'056'546'413'051ull,  // strong pseudoprime to 2..23
+        18'446'744'073'709'551'615ull};
     for (std::uint64_t c : composites) EXPECT_FALSE(is_prime(c)) << c;
     static_assert(is_prime(65'537) && !is_prime(65'535));
 }

@@ -1,6 +1,5 @@
 // Walker faults through the FsOps seam: races (recoverable), EIO (fatal), consumer failure.
 #include <fcntl.h>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,7 +18,7 @@ using core::WalkResult;
 
 // Fails one operation on entries with a given name; everything else is the real system call.
 class FaultFs : public FsOps {
-public:
+  public:
     enum class Op { Open, Read, Stat };
     FaultFs(Op op, std::string name, int err) : op_(op), name_(std::move(name)), err_(err) {}
 
@@ -44,7 +43,7 @@ public:
         return FsOps::close_fd(fd);
     }
 
-private:
+  private:
     Op op_;
     std::string name_;
     int err_;
@@ -135,10 +134,10 @@ TEST(WalkerFaults, FatalErrorsStopTheWalk) {
         const char* name;
         int err;
     };
-    for (const Case c : {Case{FaultFs::Op::Open, "d7", EIO}, Case{FaultFs::Op::Read, "d7", EIO},
-                         Case{FaultFs::Op::Stat, "file3", EIO},
-                         Case{FaultFs::Op::Open, "victim", ENOMEM},
-                         Case{FaultFs::Op::Stat, "victim_file", EOVERFLOW}}) {
+    for (const Case c :
+         {Case{FaultFs::Op::Open, "d7", EIO}, Case{FaultFs::Op::Read, "d7", EIO},
+          Case{FaultFs::Op::Stat, "file3", EIO}, Case{FaultFs::Op::Open, "victim", ENOMEM},
+          Case{FaultFs::Op::Stat, "victim_file", EOVERFLOW}}) {
         // Repeated: the error must win every time, and no worker may hang.
         for (int rep = 0; rep < 10; ++rep) {
             FaultFs fs(c.op, c.name, c.err);

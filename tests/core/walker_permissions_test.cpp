@@ -1,8 +1,7 @@
 // Walker permission errors for real: the walk runs in a child that dropped to uid/gid nobody.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"

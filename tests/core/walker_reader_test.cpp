@@ -1,8 +1,7 @@
 // DirBuffer: every record across many getdents64 calls and buffer growth, "." and ".." skipped.
 #include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -16,7 +15,7 @@ namespace {
 
 // Hands getdents64 a small window so a directory takes many calls.
 class SmallReads : public core::FsOps {
-public:
+  public:
     long read_dir(int fd, char* buf, std::size_t) const noexcept override {
         return FsOps::read_dir(fd, buf, 1024);
     }
@@ -26,7 +25,8 @@ TEST(WalkerReader, ReadsEveryEntryAcrossCallsAndGrowth) {
     TempDir tmp;
     std::set<std::string> names;
     for (int i = 0; i < 7000; ++i) {
-        const std::string n = "entry_" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 40), 'z');
+        const std::string n =
+            "entry_" + std::to_string(i) + std::string(static_cast<std::size_t>(i % 40), 'z');
         make_file(tmp / n);
         names.insert(n);
     }

@@ -1,5 +1,6 @@
 // Walker on special entries: symlinks (to /, loops, dangling), FIFOs, sockets, devices, hard
 // links; bind-mount loops and mounts in a private mount namespace; a tiny RLIMIT_NOFILE.
+#include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -8,8 +9,6 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstring>
 

@@ -1,17 +1,17 @@
 // Walker: path sets against find -print0, metadata against lstat, ids, roots, prune, cancel.
+#include "core/walker.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 #include <string>
 #include <thread>
 
-#include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"
 
 namespace wsindex::test {
@@ -282,8 +282,8 @@ TEST(Walker, PruneNamesAndPaths) {
     o.prune.paths = {root + "/skipme/"};
     const Walked w = walk(root, o);
     ASSERT_TRUE(w.status);
-    const auto expected =
-        find_paths(root, "\\( -name .git -o -name '*.d' -o -path '" + root + "/skipme' \\) -print0 -prune -o");
+    const auto expected = find_paths(
+        root, "\\( -name .git -o -name '*.d' -o -path '" + root + "/skipme' \\) -print0 -prune -o");
     EXPECT_EQ(paths_of(w.results), expected);
     EXPECT_NE(find_result(w.results, root + "/keep/skipme/file"), nullptr);
     EXPECT_EQ(find_result(w.results, root + "/keep/.git/file"), nullptr);
@@ -302,7 +302,8 @@ TEST(Walker, CancelFromConsumerAndBeforeRun) {
     make_dir(root);
     for (int i = 0; i < 50; ++i) {
         make_dir(root + "/d" + std::to_string(i));
-        for (int j = 0; j < 40; ++j) make_file(root + "/d" + std::to_string(i) + "/f" + std::to_string(j));
+        for (int j = 0; j < 40; ++j)
+            make_file(root + "/d" + std::to_string(i) + "/f" + std::to_string(j));
     }
     WalkOptions o;
     o.result_batch = 16;

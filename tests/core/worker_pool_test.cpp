@@ -123,21 +123,20 @@ TEST(WorkerPool, FirstErrorStopsEveryoneAndIsReturned) {
         std::atomic<int> started_after_stop{0};
         std::atomic<std::uint64_t> leaves{0};
         constexpr std::uint64_t kFailAfter = 10'000;  // leaves, of 2^22
-        PrimePool pool({.workers = workers},
-                       [&](PrimeRange& r, PrimePool::Context& ctx) -> Status {
-                           if (ctx.stop_requested()) started_after_stop.fetch_add(1);
-                           if (r.is_leaf(1)) {
-                               if (leaves.fetch_add(1) == kFailAfter) {
-                                   return Status::from_errno(EIO, "item X");
-                               }
-                               ctx.emit(1);
-                               return Status::ok();
-                           }
-                           auto [a, b] = r.split();
-                           ctx.spawn(a);
-                           ctx.spawn(b);
-                           return Status::ok();
-                       });
+        PrimePool pool({.workers = workers}, [&](PrimeRange& r, PrimePool::Context& ctx) -> Status {
+            if (ctx.stop_requested()) started_after_stop.fetch_add(1);
+            if (r.is_leaf(1)) {
+                if (leaves.fetch_add(1) == kFailAfter) {
+                    return Status::from_errno(EIO, "item X");
+                }
+                ctx.emit(1);
+                return Status::ok();
+            }
+            auto [a, b] = r.split();
+            ctx.spawn(a);
+            ctx.spawn(b);
+            return Status::ok();
+        });
         Status st;
         run_sum(pool, {0, 1 << 22}, &st);
         ASSERT_FALSE(st.is_ok());
@@ -288,7 +287,8 @@ TEST(WorkerPool, IdlePoolUsesNoCpuAndWakesForNewWork) {
     const auto t0 = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     const double cpu = process_cpu_seconds() - before;
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(cpu, 0.02 * wall) << "idle pool burnt " << cpu << " s of CPU in " << wall << " s";
     std::uint64_t parks = 0;
     for (const auto& s : pool.stats()) parks += s.parks;
@@ -368,7 +368,8 @@ TEST(WorkerPool, MoveOnlyItemsAndResults) {
     ASSERT_TRUE(pool.wait([&](std::span<std::string> b) {
                         count += b.size();
                         return Status::ok();
-                    }).is_ok());
+                    })
+                    .is_ok());
     EXPECT_EQ(count, (1u << 11) - 1);
 }
 

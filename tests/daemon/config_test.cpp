@@ -1,4 +1,6 @@
 // Tests of the configuration file parser, the flags and how flags override the file.
+#include "daemon/config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,7 +8,6 @@
 #include <variant>
 
 #include "daemon/command_line.hpp"
-#include "daemon/config.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -110,7 +111,8 @@ roots = ["/home", "/srv"]
 }
 
 TEST(Config, BadInputIsAClearError) {
-    EXPECT_NE(parse_error("workers = many").find("'workers' must be a whole number"), std::string::npos);
+    EXPECT_NE(parse_error("workers = many").find("'workers' must be a whole number"),
+              std::string::npos);
     EXPECT_NE(parse_error("workers = -1").find("workers"), std::string::npos);
     EXPECT_NE(parse_error("colour = blue").find("unknown key 'colour'"), std::string::npos);
     EXPECT_NE(parse_error("[[root]]\ninterval = \"1h\"").find("no 'path'"), std::string::npos);
@@ -133,8 +135,16 @@ TEST(Config, BadInputIsAClearError) {
 }
 
 TEST(Config, GarbageNeverThrows) {
-    const std::string inputs[] = {"[", "]]]]", "[[", "= = =", "a = [", "a = [\"x\"", "\"\"\" = 1",
-                                  std::string(1000, '['), "x = \"unterminated", "\x01\x02\x03"};
+    const std::string inputs[] = {"[",
+                                  "]]]]",
+                                  "[[",
+                                  "= = =",
+                                  "a = [",
+                                  "a = [\"x\"",
+                                  "\"\"\" = 1",
+                                  std::string(1000, '['),
+                                  "x = \"unterminated",
+                                  "\x01\x02\x03"};
     for (const std::string& in : inputs) {
         ConfigResult r = parse_config(in);  // must return, whatever it says
         (void)r;
@@ -168,15 +178,16 @@ TEST(CommandLine, FlagsOverrideTheFile) {
         out << "socket = \"/from/file.sock\"\ndb = \"/from/file.db\"\nworkers = 8\n"
                "log_level = \"warn\"\nroots = [\"/home\"]\n";
     }
-    auto parsed = parse_args({"--config", path.c_str(), "--socket", "/tmp/x.sock", "--workers", "2"});
+    auto parsed =
+        parse_args({"--config", path.c_str(), "--socket", "/tmp/x.sock", "--workers", "2"});
     ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed));
     ConfigResult r = resolve_config(std::get<CommandLine>(parsed));
     ASSERT_TRUE(std::holds_alternative<Config>(r)) << std::get<ConfigError>(r).message;
     const Config& c = std::get<Config>(r);
-    EXPECT_EQ(c.socket_path, "/tmp/x.sock");   // flag
-    EXPECT_EQ(c.db_path, "/from/file.db");     // file
-    EXPECT_EQ(c.workers, 2u);                  // flag
-    EXPECT_EQ(c.log_level, "warn");            // file
+    EXPECT_EQ(c.socket_path, "/tmp/x.sock");  // flag
+    EXPECT_EQ(c.db_path, "/from/file.db");    // file
+    EXPECT_EQ(c.workers, 2u);                 // flag
+    EXPECT_EQ(c.log_level, "warn");           // file
     ASSERT_EQ(c.roots.size(), 1u);
     std::remove(path.c_str());
 }
@@ -202,7 +213,8 @@ TEST(CommandLine, MissingConfigFileIsAnError) {
     ASSERT_TRUE(std::holds_alternative<CommandLine>(parsed));
     ConfigResult r = resolve_config(std::get<CommandLine>(parsed));
     ASSERT_TRUE(std::holds_alternative<ConfigError>(r));
-    EXPECT_NE(std::get<ConfigError>(r).message.find("/nonexistent/wsindexd.toml"), std::string::npos);
+    EXPECT_NE(std::get<ConfigError>(r).message.find("/nonexistent/wsindexd.toml"),
+              std::string::npos);
 }
 
 TEST(CommandLine, UsageErrorsAndVersion) {

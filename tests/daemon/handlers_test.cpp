@@ -26,7 +26,7 @@ using test::TempDir;
 using namespace std::chrono_literals;
 
 class DaemonFixture : public ::testing::Test {
-protected:
+  protected:
     TempDir dir;
     std::string tree = dir / "tree";
     std::size_t entries = 0;  // in the tree, root included
@@ -115,19 +115,20 @@ TEST_F(DaemonFixture, ScanWithWaitStreamsProgressThenTheEnd) {
     ipc::Client c = client();
     int progress = 0;
     ipc::ScanReply last;
-    auto error = c.call_more(ipc::method::kScan, {{"paths", {tree}}, {"wait", true}},
-                             [&](const json& params, bool continues) {
-                                 auto r = ipc::from_json<ipc::ScanReply>(params);
-                                 EXPECT_TRUE(r.ok());
-                                 if (continues) {
-                                     ++progress;
-                                     EXPECT_EQ(r.value().scans.at(0).state, ipc::ScanState::Running);
-                                     gate.open();  // seen live: let the scan finish
-                                 } else {
-                                     last = r.value();
-                                 }
-                                 return true;
-                             });
+    auto error =
+        c.call_more(ipc::method::kScan, {{"paths", {tree}}, {"wait", true}},
+                    [&](const json& params, bool continues) {
+                        auto r = ipc::from_json<ipc::ScanReply>(params);
+                        EXPECT_TRUE(r.ok());
+                        if (continues) {
+                            ++progress;
+                            EXPECT_EQ(r.value().scans.at(0).state, ipc::ScanState::Running);
+                            gate.open();  // seen live: let the scan finish
+                        } else {
+                            last = r.value();
+                        }
+                        return true;
+                    });
     ASSERT_FALSE(error) << error->to_string();
     EXPECT_GE(progress, 1);
     ASSERT_EQ(last.scans.size(), 1u);
@@ -168,13 +169,12 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
     std::set<std::string> streamed;
     {
         ipc::Client c = client();
-        auto error = c.call_more(ipc::method::kFind, json::object(),
-                                 [&](const json& params, bool) {
-                                     auto r = ipc::from_json<ipc::FindReply>(params);
-                                     EXPECT_TRUE(r.ok());
-                                     for (const auto& e : r.value().entries) streamed.insert(e.path);
-                                     return true;
-                                 });
+        auto error = c.call_more(ipc::method::kFind, json::object(), [&](const json& params, bool) {
+            auto r = ipc::from_json<ipc::FindReply>(params);
+            EXPECT_TRUE(r.ok());
+            for (const auto& e : r.value().entries) streamed.insert(e.path);
+            return true;
+        });
         ASSERT_FALSE(error) << error->to_string();
     }
     std::set<std::string> expected{tree};
@@ -199,7 +199,8 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
               ipc::ErrorKind::InvalidParameter);
     // Patterns that make regcomp or regexec run away are refused before they reach either.
     for (const char* runaway : {"(a{32767}){32767}", "(a|aa)*\\1"}) {
-        const ipc::Error refused = call_error(ipc::method::kFind, {{"pattern", runaway}, {"match", "regex"}});
+        const ipc::Error refused =
+            call_error(ipc::method::kFind, {{"pattern", runaway}, {"match", "regex"}});
         EXPECT_EQ(refused.kind, ipc::ErrorKind::InvalidParameter) << runaway;
         EXPECT_NE(refused.message.find("'pattern'"), std::string::npos) << refused.message;
     }
@@ -207,7 +208,8 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
               ipc::ErrorKind::NotIndexed);
 
     // Du: the root and its four directories; sizes add up.
-    auto du = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
+    auto du =
+        ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
     ASSERT_TRUE(du.ok());
     ASSERT_EQ(du.value().entries.size(), 5u);
     EXPECT_EQ(du.value().entries[0].path, tree);
@@ -221,7 +223,8 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
         children += du.value().entries[i].size;
     }
     EXPECT_GT(du.value().entries[0].size, children);  // the root's own size is on top
-    auto top = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"top", 2}}));
+    auto top =
+        ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"top", 2}}));
     ASSERT_TRUE(top.ok());
     EXPECT_EQ(top.value().entries.size(), 3u);  // the path, then the two biggest below it
     auto everything = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu));
@@ -258,10 +261,12 @@ TEST_F(DaemonFixture, CancelStopsTheRunningScan) {
     ASSERT_TRUE(status.value().running.has_value());
     const std::uint64_t id = status.value().running->scan_id;
 
-    EXPECT_EQ(call_error(ipc::method::kCancel, {{"scan_id", id + 1}}).kind, ipc::ErrorKind::NoSuchScan);
+    EXPECT_EQ(call_error(ipc::method::kCancel, {{"scan_id", id + 1}}).kind,
+              ipc::ErrorKind::NoSuchScan);
     EXPECT_EQ(call_error(ipc::method::kCancel, {{"queued", "yes"}}).kind,
               ipc::ErrorKind::InvalidParameter);
-    auto cancelled = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel, {{"scan_id", id}}));
+    auto cancelled =
+        ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel, {{"scan_id", id}}));
     ASSERT_TRUE(cancelled.ok());
     EXPECT_EQ(cancelled.value().cancelled, std::vector<std::uint64_t>{id});
     gate.open();
@@ -315,7 +320,8 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     const auto all = find_paths(json::object());
     EXPECT_EQ(all.size(), entries - 21);  // dir1 and its 20 files hidden
     for (const auto& p : all) EXPECT_EQ(p.find("/dir1"), std::string::npos) << p;
-    auto du = ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
+    auto du =
+        ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
     ASSERT_TRUE(du.ok());
     EXPECT_EQ(du.value().entries.size(), 4u);
     EXPECT_EQ(call_error(ipc::method::kDu, {{"path", tree + "/dir1"}}).kind,
@@ -336,8 +342,10 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     o = options();
     o.seams.may_control = [&](const ipc::PeerCredentials&) { return allow_control; };
     start(std::move(o));
-    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree}}}).kind, ipc::ErrorKind::PermissionDenied);
-    EXPECT_EQ(call_error(ipc::method::kCancel, json::object()).kind, ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree}}}).kind,
+              ipc::ErrorKind::PermissionDenied);
+    EXPECT_EQ(call_error(ipc::method::kCancel, json::object()).kind,
+              ipc::ErrorKind::PermissionDenied);
 }
 
 // systemd's STATUS= line is readable by every user (`systemctl status`): it must not name
@@ -364,7 +372,8 @@ TEST_F(DaemonFixture, ServiceManagerStatusNamesNoPath) {
 }
 
 bool outside_dir0_to_dir2(std::string_view path) {
-    return path.find("/dir0") == std::string_view::npos && path.find("/dir1") == std::string_view::npos &&
+    return path.find("/dir0") == std::string_view::npos &&
+           path.find("/dir1") == std::string_view::npos &&
            path.find("/dir2") == std::string_view::npos;
 }
 
@@ -503,7 +512,10 @@ TEST_F(DaemonFixture, ReloadPicksUpNewRoots) {
     o.command_line.socket_path = o.config.socket_path;
     o.command_line.db_path = o.config.db_path;
     start(std::move(o));
-    { std::ofstream(conf) << "workers = 2\n[[root]]\npath = \"" + tree + "\"\ninterval = \"off\"\n"; }
+    {
+        std::ofstream(conf) << "workers = 2\n[[root]]\npath = \"" + tree +
+                                   "\"\ninterval = \"off\"\n";
+    }
     daemon->request_reload();
     // The configured root was never indexed, so the reload queues it at once. Follow it with a
     // waited scan of the same root: it coalesces with the queued one or runs after it.

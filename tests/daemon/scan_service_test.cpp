@@ -1,8 +1,9 @@
 // Tests of the scan service driven directly: queueing, coalescing, cancel, live progress,
 // periodic roots, path checks, and the priority of the scan threads.
-#include <gtest/gtest.h>
+#include "daemon/scan_service.hpp"
 
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,7 +12,6 @@
 
 #include "daemon/index_queries.hpp"
 #include "daemon/scan_root.hpp"
-#include "daemon/scan_service.hpp"
 #include "daemon/thread_priority.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"

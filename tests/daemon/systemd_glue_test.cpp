@@ -2,11 +2,8 @@
 // with a hand-made environment in a child and for real through systemd-socket-activate.
 #include "daemon/systemd_glue.hpp"
 
-#include <gtest/gtest.h>
-
-#include <boost/asio/io_context.hpp>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -33,18 +31,20 @@ namespace fs = std::filesystem;
 
 // Restores (or unsets) an environment variable when the test ends.
 class EnvGuard {
-public:
+  public:
     explicit EnvGuard(const char* name) : name_(name) {
         if (const char* v = ::getenv(name)) old_ = v;
     }
     ~EnvGuard() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
     }
     EnvGuard(const EnvGuard&) = delete;
     EnvGuard& operator=(const EnvGuard&) = delete;
 
-private:
+  private:
     const char* name_;
     std::optional<std::string> old_;
 };
@@ -66,7 +66,7 @@ sockaddr_un address_of(const std::string& path) {
 // The manager's side of the notify protocol: a datagram socket with a receive timeout, so a
 // missing message fails the test after 5 s instead of hanging it.
 class NotifyReceiver {
-public:
+  public:
     // `abstract`: bind in the abstract namespace and export it as "@name".
     explicit NotifyReceiver(const fs::path& dir, bool abstract = false) {
         fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -102,14 +102,13 @@ public:
         return std::string(buf, static_cast<std::size_t>(n));
     }
 
-private:
+  private:
     int fd_ = -1;
     std::string env_value_;
 };
 
 TEST(SystemdGlue, EverythingIsANoOpWithoutAManager) {
-    EnvGuard notify("NOTIFY_SOCKET"), fds("LISTEN_FDS"), pid("LISTEN_PID"),
-        wd("WATCHDOG_USEC");
+    EnvGuard notify("NOTIFY_SOCKET"), fds("LISTEN_FDS"), pid("LISTEN_PID"), wd("WATCHDOG_USEC");
     ::unsetenv("NOTIFY_SOCKET");
     ::unsetenv("LISTEN_FDS");
     ::unsetenv("LISTEN_PID");
@@ -337,8 +336,13 @@ TEST(SystemdGlue, SocketActivationThroughSystemdSocketActivate) {
 
     // systemd-socket-activate passes only LISTEN_* and what -E names to the program.
     const std::vector<std::string> args = {
-        *activate, "-l", sock, "--fdname=wsindexd.socket", std::string("-E") + kHelperEnv + "=1",
-        "-ENOTIFY_SOCKET=" + manager.env_value(), self,
+        *activate,
+        "-l",
+        sock,
+        "--fdname=wsindexd.socket",
+        std::string("-E") + kHelperEnv + "=1",
+        "-ENOTIFY_SOCKET=" + manager.env_value(),
+        self,
         "--gtest_filter=SystemdGlueHelper.ServeOneActivatedConnection"};
     const std::string log = (dir / "helper.log").string();
     const pid_t pid = ::fork();

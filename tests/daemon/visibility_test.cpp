@@ -2,18 +2,16 @@
 // parsing, and (as root) the filter's decisions against what real unprivileged processes can do.
 #include "daemon/visibility.hpp"
 
-#include <gtest/gtest.h>
-
-#include <cstdlib>
-
 #include <fcntl.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -54,8 +52,8 @@ Table home_table() {
     t.dirs["/home/alice/docs"] = {040755, kAlice, kAliceGroup};
     t.dirs["/home/bob"] = {040755, kBob, kBobGroup};
     t.dirs["/srv"] = {040755, 0, 0};
-    t.dirs["/srv/staff"] = {040750, 0, kStaff};       // listable by the staff group
-    t.dirs["/srv/dropbox"] = {040711, 0, 0};          // searchable, not listable
+    t.dirs["/srv/staff"] = {040750, 0, kStaff};  // listable by the staff group
+    t.dirs["/srv/dropbox"] = {040711, 0, 0};     // searchable, not listable
     t.dirs["/srv/dropbox/open"] = {040755, 0, 0};
     t.dirs["/srv/owner_denied"] = {040077, kBob, kStaff};  // owner class denies its owner
     return t;
@@ -68,7 +66,7 @@ TEST(Visibility, PermitsUsesTheKernelsClassSelection) {
     EXPECT_FALSE(permits(bob, owner_denied, kSearch));  // owner bits 0, group bits not used
     EXPECT_TRUE(permits(alice, owner_denied, kRead | kSearch));  // other bits 7
     const DirPerm staff{040750, 0, kStaff};
-    EXPECT_TRUE(permits(bob, staff, kRead | kSearch));     // supplementary group
+    EXPECT_TRUE(permits(bob, staff, kRead | kSearch));  // supplementary group
     EXPECT_FALSE(permits(alice, staff, kSearch));
     EXPECT_FALSE(permits(bob, staff, kWrite));
     const DirPerm primary{040070, 0, kAliceGroup};
@@ -123,8 +121,8 @@ TEST(Visibility, UnknownDirectoriesAndBadPathsAreHidden) {
     EXPECT_FALSE(alice.can_see("/var/log/syslog"));  // /var not in the table
     EXPECT_TRUE(alice.can_see("/"));
     EXPECT_TRUE(alice.can_see("/var"));  // its name is in readable "/"
-    for (const char* bad : {"", "relative/x", "/home/../home/alice", "/home//bob/x",
-                            "/home/bob/./x", "/home/bob/"}) {
+    for (const char* bad :
+         {"", "relative/x", "/home/../home/alice", "/home//bob/x", "/home/bob/./x", "/home/bob/"}) {
         EXPECT_FALSE(alice.can_see(bad)) << bad;
         EXPECT_FALSE(alice.can_list(bad)) << bad;
     }
@@ -204,8 +202,8 @@ TEST(Visibility, CallerFromProcessChecksTheIdentity) {
 
 std::vector<gid_t> my_groups() {
     std::vector<gid_t> groups(static_cast<std::size_t>(::getgroups(0, nullptr)));
-    groups.resize(static_cast<std::size_t>(::getgroups(static_cast<int>(groups.size()),
-                                                       groups.data())));
+    groups.resize(
+        static_cast<std::size_t>(::getgroups(static_cast<int>(groups.size()), groups.data())));
     return make_caller(0, 0, groups).groups;
 }
 
@@ -398,8 +396,7 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
     };
     const fs::path root = make_temp_dir("wsvis-acl");
     ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
-    if (!setfacl({"-m", "u:" + std::to_string(kUser) + ":rx"}, root) ||
-        !setfacl({"-b"}, root)) {
+    if (!setfacl({"-m", "u:" + std::to_string(kUser) + ":rx"}, root) || !setfacl({"-b"}, root)) {
         fs::remove_all(root);
         GTEST_SKIP() << "no POSIX ACLs on " << root;
     }
@@ -416,7 +413,10 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
         {"named_user/inner", 0755, 0, {}},
         // The owning group entry narrower than the mask: the group bits of the mode show the
         // mask (r-x), the ACL denies the owning group. Mode bits alone would wrongly allow it.
-        {"narrow_group", 0750, kUserGroup, {"-m", "g::---,g:" + std::to_string(kOtherGroup) + ":rx"}},
+        {"narrow_group",
+         0750,
+         kUserGroup,
+         {"-m", "g::---,g:" + std::to_string(kOtherGroup) + ":rx"}},
         // The mask limits a named user to search only.
         {"masked_user", 0700, 0, {"-m", "u:" + user + ":rwx,m::x"}},
         {"masked_user/open", 0755, 0, {}},
@@ -445,8 +445,10 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
         ASSERT_EQ(truth.size(), dirs.size());
         VisibilityFilter filter(make_caller(id.uid, id.gid, id.groups), live_dir_perm);
         for (std::size_t i = 0; i < dirs.size(); ++i) {
-            EXPECT_EQ(filter.can_list(dirs[i]), truth[i]) << "uid " << id.uid << " listing " << dirs[i];
-            EXPECT_EQ(filter.can_see(dirs[i] + "/f"), truth[i]) << "uid " << id.uid << " in " << dirs[i];
+            EXPECT_EQ(filter.can_list(dirs[i]), truth[i])
+                << "uid " << id.uid << " listing " << dirs[i];
+            EXPECT_EQ(filter.can_see(dirs[i] + "/f"), truth[i])
+                << "uid " << id.uid << " in " << dirs[i];
         }
     }
     // The cases the table is about.
@@ -475,14 +477,21 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
 TEST(Visibility, AclAlgorithmOnTables) {
     using T = AclEntry::Tag;
     // user::rwx user:7:rwx group::r-x group:9:--- mask::r-x other::---, owner 1, group 5.
-    DirPerm p{040700, 1, 5, {{T::user_obj, 0, 7}, {T::user, 7, 7}, {T::group_obj, 0, 5},
-                             {T::group, 9, 0}, {T::mask, 0, 5}, {T::other, 0, 0}}};
+    DirPerm p{040700,
+              1,
+              5,
+              {{T::user_obj, 0, 7},
+               {T::user, 7, 7},
+               {T::group_obj, 0, 5},
+               {T::group, 9, 0},
+               {T::mask, 0, 5},
+               {T::other, 0, 0}}};
     EXPECT_TRUE(permits(make_caller(1, 100, {}), p, kRead | kWrite | kSearch));  // owner, no mask
     EXPECT_TRUE(permits(make_caller(7, 100, {}), p, kRead | kSearch));
-    EXPECT_FALSE(permits(make_caller(7, 100, {}), p, kWrite));  // masked
+    EXPECT_FALSE(permits(make_caller(7, 100, {}), p, kWrite));        // masked
     EXPECT_TRUE(permits(make_caller(8, 5, {}), p, kRead | kSearch));  // owning group
-    EXPECT_FALSE(permits(make_caller(8, 9, {}), p, kSearch));  // named group grants nothing
-    EXPECT_TRUE(permits(make_caller(8, 9, {5}), p, kSearch));  // ... but the owning group does
+    EXPECT_FALSE(permits(make_caller(8, 9, {}), p, kSearch));         // named group grants nothing
+    EXPECT_TRUE(permits(make_caller(8, 9, {5}), p, kSearch));    // ... but the owning group does
     EXPECT_FALSE(permits(make_caller(8, 100, {}), p, kSearch));  // other
     EXPECT_TRUE(permits(make_caller(0, 0, {}), p, kRead | kSearch));  // root
     // A named user entry is not a fallback to the groups: user 7 in group 5 is still masked.

@@ -6,9 +6,6 @@
 // Oracles, beyond the sanitizers: parse_config never throws and names its origin in every
 // error; an accepted Config holds only what check() promises (absolute, distinct roots without
 // a trailing slash, a known log level, socket mode within 0777, durations within a century).
-#include "daemon/command_line.hpp"
-#include "daemon/config.hpp"
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +13,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "daemon/command_line.hpp"
+#include "daemon/config.hpp"
 
 namespace {
 
@@ -37,20 +37,23 @@ void check_config(const Config& c) {
         const std::string& p = c.roots[i].path;
         check(!p.empty() && p.front() == '/', "roots are absolute");
         check(p.size() == 1 || p.back() != '/', "roots have no trailing slash");
-        for (std::size_t j = i + 1; j < c.roots.size(); ++j) check(p != c.roots[j].path, "roots are distinct");
+        for (std::size_t j = i + 1; j < c.roots.size(); ++j)
+            check(p != c.roots[j].path, "roots are distinct");
         const auto interval = effective_interval(c, c.roots[i]);
         check(interval.count() >= 0 && interval <= kCentury, "intervals within a century");
     }
     check(c.socket_mode <= 0777, "socket_mode within 0777");
     check(c.socket_path.empty() || c.socket_path.front() == '/', "socket is absolute");
     check(c.db_path.empty() || c.db_path.front() == '/', "db is absolute");
-    check(c.workers <= 1024 && c.query_threads >= 1 && c.query_threads <= 64, "thread counts in range");
+    check(c.workers <= 1024 && c.query_threads >= 1 && c.query_threads <= 64,
+          "thread counts in range");
     // max_find_results may be 0 (no cap: finds are streamed); the queues need room for one.
     check(c.max_queued_scans >= 1 && c.max_pending_queries >= 1 && c.max_connections >= 1 &&
               c.max_connections_per_uid >= 1,
           "queue and connection bounds are at least one");
     check(c.progress_interval.count() >= 10, "progress interval at least 10 ms");
-    for (const std::string& p : c.prune.paths) check(!p.empty() && p.front() == '/', "prune paths absolute");
+    for (const std::string& p : c.prune.paths)
+        check(!p.empty() && p.front() == '/', "prune paths absolute");
 }
 
 void command_line(std::string_view text) {
@@ -63,7 +66,8 @@ void command_line(std::string_view text) {
         at = end + 1;
     }
     std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());  // a NUL inside cuts the arg, as exec would
+    for (const std::string& a : args)
+        argv.push_back(a.c_str());  // a NUL inside cuts the arg, as exec would
     argv.push_back(nullptr);
     auto parsed = parse_command_line(static_cast<int>(args.size()), argv.data());
     if (const int* code = std::get_if<int>(&parsed)) {
@@ -100,6 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
         check_config(std::get<Config>(result));
     }
-    if (auto d = parse_duration(text)) check(d->count() >= 0 && *d <= kCentury, "durations within a century");
+    if (auto d = parse_duration(text))
+        check(d->count() >= 0 && *d <= kCentury, "durations within a century");
     return 0;
 }

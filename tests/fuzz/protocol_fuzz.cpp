@@ -10,13 +10,6 @@
 // every error encodes to a frame that decodes back to the same kind; every accepted request
 // re-encodes (to_json, dump_json) and decodes again to the same JSON (bytes survive losslessly);
 // a find's regex that storage/regex_guard lets through compiles within the fuzzer's limits.
-#include "ipc/base64.hpp"
-#include "ipc/bytes_codec.hpp"
-#include "ipc/frame_decoder.hpp"
-#include "ipc/methods.hpp"
-#include "ipc/protocol.hpp"
-#include "storage/regex_guard.hpp"
-
 #include <regex.h>
 
 #include <cstddef>
@@ -27,6 +20,13 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "ipc/base64.hpp"
+#include "ipc/bytes_codec.hpp"
+#include "ipc/frame_decoder.hpp"
+#include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
+#include "storage/regex_guard.hpp"
 
 namespace {
 
@@ -82,7 +82,8 @@ template <class T>
 void decode_params(const json& parameters) {
     auto params = from_json<T>(parameters);
     if (!params) {
-        check(params.error().kind == ErrorKind::InvalidParameter, "bad parameters are InvalidParameter");
+        check(params.error().kind == ErrorKind::InvalidParameter,
+              "bad parameters are InvalidParameter");
         check_error_frame(params.error());
         return;
     }
@@ -102,15 +103,21 @@ void serve(std::string_view frame, const Limits& limits) {
     }
     check(request->parameters.is_object(), "parameters is always an object");
     const std::string& m = request->method;
-    if (m == method::kScan) decode_params<ScanParams>(request->parameters);
-    else if (m == method::kCancel) decode_params<CancelParams>(request->parameters);
-    else if (m == method::kFind) decode_params<FindParams>(request->parameters);
-    else if (m == method::kDu) decode_params<DuParams>(request->parameters);
-    else if (m == method::kErrors) decode_params<ErrorsParams>(request->parameters);
-    else if (m == method::kScans) decode_params<ScansParams>(request->parameters);
+    if (m == method::kScan)
+        decode_params<ScanParams>(request->parameters);
+    else if (m == method::kCancel)
+        decode_params<CancelParams>(request->parameters);
+    else if (m == method::kFind)
+        decode_params<FindParams>(request->parameters);
+    else if (m == method::kDu)
+        decode_params<DuParams>(request->parameters);
+    else if (m == method::kErrors)
+        decode_params<ErrorsParams>(request->parameters);
+    else if (m == method::kScans)
+        decode_params<ScansParams>(request->parameters);
     else if (m != method::kVersion && m != method::kStatus) {
-        check_error_frame(make_error(ErrorKind::MethodNotFound, "no method '" + m + "'",
-                                     json{{"method", m}}));
+        check_error_frame(
+            make_error(ErrorKind::MethodNotFound, "no method '" + m + "'", json{{"method", m}}));
     }
     // A request re-encodes (the client library's side) within the same limits or says why.
     auto encoded = encode_request(request.value(), limits);
@@ -187,6 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto decoded = decode_bytes(encoded, "x");
     check(decoded.ok() && decoded.value() == stream, "decode_bytes(encode_bytes(b)) == b");
     // Strict base64: whatever it accepts is the one canonical encoding of what it returns.
-    if (auto raw = base64_decode(stream)) check(base64_encode(*raw) == stream, "base64 is canonical");
+    if (auto raw = base64_decode(stream))
+        check(base64_encode(*raw) == stream, "base64 is canonical");
     return 0;
 }

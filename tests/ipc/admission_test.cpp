@@ -5,16 +5,15 @@
 // The uids are real: the test thread switches its own effective uid (the raw setresuid system
 // call changes only the calling thread, unlike glibc's wrapper) around connect(), and the
 // kernel records that uid for SO_PEERCRED. Needs root.
-#include "tests/ipc/support/server_fixture.hpp"
-
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <memory>
 #include <vector>
+
+#include "tests/ipc/support/server_fixture.hpp"
 
 namespace wsindex::ipc::testing {
 namespace {
@@ -28,7 +27,7 @@ constexpr uid_t kCid = 61003;
 constexpr uid_t kDee = 61004;
 
 class Admission : public ServerFixture {
-protected:
+  protected:
     void SetUp() override {
         if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
         ServerFixture::SetUp();
@@ -124,7 +123,8 @@ TEST_F(Admission, ConnectionsWithACallRunningAreNeverClosed) {
     auto a1 = hold_as(kAnn);
     auto a2 = hold_as(kAnn);
     // Both of ann's connections wait for an answer.
-    for (auto* c : {a1.get(), a2.get()}) ASSERT_TRUE(c->send(std::string(R"({"method":"test.Hold"})") + '\0'));
+    for (auto* c : {a1.get(), a2.get()})
+        ASSERT_TRUE(c->send(std::string(R"({"method":"test.Hold"})") + '\0'));
     ASSERT_TRUE(wait_for(held_.mutex, held_.cv, [&] { return held_.responders.size() == 2; }));
 
     auto bob1 = connect_as(kBob);

@@ -1,14 +1,15 @@
 // Lossless byte encoding: UTF-8 validation agrees with nlohmann, every byte string round-trips.
-#include "ipc/base64.hpp"
 #include "ipc/bytes_codec.hpp"
-#include "ipc/protocol.hpp"
-#include "ipc/utf8.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
+
+#include "ipc/base64.hpp"
+#include "ipc/protocol.hpp"
+#include "ipc/utf8.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -28,9 +29,7 @@ std::string round_trip(const std::string& bytes) {
     return decoded ? decoded.value() : std::string();
 }
 
-bool nlohmann_accepts(const std::string& bytes) {
-    return dump_json(json(bytes)).has_value();
-}
+bool nlohmann_accepts(const std::string& bytes) { return dump_json(json(bytes)).has_value(); }
 
 TEST(Utf8, AgreesWithNlohmannOnEverySingleAndPairOfBytes) {
     for (int a = 0; a < 256; ++a) {
@@ -47,9 +46,9 @@ TEST(Utf8, AgreesWithNlohmannOnRandomBytes) {
     std::mt19937 rng(12345);
     std::uniform_int_distribution<int> len(0, 12);
     // Bias toward bytes that form (and almost form) multi-byte sequences.
-    const std::vector<unsigned char> interesting{0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0,
-                                                 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
-                                                 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+    const std::vector<unsigned char> interesting{
+        0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+        0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
     std::uniform_int_distribution<std::size_t> pick(0, interesting.size() - 1);
     for (int i = 0; i < 30000; ++i) {
         std::string s(static_cast<std::size_t>(len(rng)), '\0');
@@ -59,28 +58,42 @@ TEST(Utf8, AgreesWithNlohmannOnRandomBytes) {
 }
 
 TEST(Utf8, KnownInvalidSequences) {
-    for (const std::string& s : std::vector<std::string>{"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80", "\xED\xBF\xBF",
-                                "\xF0\x80\x80\x80", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",
-                                "\xC3", "\xE2\x82", "\x80", "a\xFE" "b"}) {
+    for (const std::string& s :
+         std::vector<std::string>{"\xC0\x80", "\xC1\xBF", "\xE0\x80\x80", "\xED\xA0\x80",
+                                  "\xED\xBF\xBF", "\xF0\x80\x80\x80", "\xF4\x90\x80\x80",
+                                  "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82", "\x80",
+                                  "a\xFE"
+                                  "b"}) {
         EXPECT_FALSE(is_valid_utf8(s)) << s;
     }
-    for (const std::string& s : std::vector<std::string>{"", "plain", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
-                                "\xF4\x8F\xBF\xBF", "\xED\x9F\xBF", std::string("a\0b", 3)}) {
+    for (const std::string& s :
+         std::vector<std::string>{"", "plain", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                  "\xF4\x8F\xBF\xBF", "\xED\x9F\xBF", std::string("a\0b", 3)}) {
         EXPECT_TRUE(is_valid_utf8(s)) << s;
     }
 }
 
 TEST(Utf8, SanitizeReplacesMaximalInvalidSubsequences) {
-    EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
-    EXPECT_EQ(sanitize_utf8("\xE2\x82" "x"), "\xEF\xBF\xBD" "x");  // one U+FFFD for the truncated prefix
+    EXPECT_EQ(sanitize_utf8("a\xFF"
+                            "b"),
+              "a\xEF\xBF\xBD"
+              "b");
+    EXPECT_EQ(sanitize_utf8("\xE2\x82"
+                            "x"),
+              "\xEF\xBF\xBD"
+              "x");  // one U+FFFD for the truncated prefix
     EXPECT_EQ(sanitize_utf8("\xC3\xA9"), "\xC3\xA9");
     EXPECT_TRUE(is_valid_utf8(sanitize_utf8("\xED\xA0\x80\xF5\xC0")));
 }
 
 TEST(Base64, Rfc4648Vectors) {
-    const std::vector<std::pair<std::string, std::string>> vectors{
-        {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::vector<std::pair<std::string, std::string>> vectors{{"", ""},
+                                                                   {"f", "Zg=="},
+                                                                   {"fo", "Zm8="},
+                                                                   {"foo", "Zm9v"},
+                                                                   {"foob", "Zm9vYg=="},
+                                                                   {"fooba", "Zm9vYmE="},
+                                                                   {"foobar", "Zm9vYmFy"}};
     for (const auto& [plain, encoded] : vectors) {
         EXPECT_EQ(base64_encode(plain), encoded);
         EXPECT_EQ(base64_decode(encoded), plain);
@@ -88,13 +101,15 @@ TEST(Base64, Rfc4648Vectors) {
 }
 
 TEST(Base64, RejectsMalformedInput) {
-    for (const std::string& bad : std::vector<std::string>{"Zg", "Zg=", "Z===", "Zm9v!A==", "Zh==", "Zm9=", "=Zg=", "Zg==Zg==", "Zm 9v"}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "Zg", "Zg=", "Z===", "Zm9v!A==", "Zh==", "Zm9=", "=Zg=", "Zg==Zg==", "Zm 9v"}) {
         EXPECT_FALSE(base64_decode(bad).has_value()) << bad;
     }
 }
 
 TEST(BytesCodec, ValidUtf8IsAPlainString) {
-    EXPECT_EQ(encode_bytes("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"), json("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"));
+    EXPECT_EQ(encode_bytes("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"),
+              json("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"));
     EXPECT_EQ(encode_bytes("line\nbreak"), json("line\nbreak"));
 }
 
@@ -120,11 +135,12 @@ TEST(BytesCodec, AllByteValuesInOneString) {
 }
 
 TEST(BytesCodec, OddNamesRoundTrip) {
-    for (const std::string& s : std::vector<std::string>{std::string("\n"), std::string("a\nb\n"), std::string("\t\r\x1b[31m"),
-                                std::string("\"quoted\" \\back\\"), std::string("\xC0\x80"),
-                                std::string("\xED\xA0\x80"), std::string("\xE2\x82"),
-                                std::string("mixed \xC3\xA9 and \xFF"), std::string("-rf"),
-                                std::string(" leading and trailing "), std::string("\x7F")}) {
+    for (const std::string& s : std::vector<std::string>{
+             std::string("\n"), std::string("a\nb\n"), std::string("\t\r\x1b[31m"),
+             std::string("\"quoted\" \\back\\"), std::string("\xC0\x80"),
+             std::string("\xED\xA0\x80"), std::string("\xE2\x82"),
+             std::string("mixed \xC3\xA9 and \xFF"), std::string("-rf"),
+             std::string(" leading and trailing "), std::string("\x7F")}) {
         EXPECT_EQ(round_trip(s), s);
     }
 }
@@ -165,12 +181,14 @@ TEST(BytesCodec, ClientsMayAlwaysSendBase64) {
 }
 
 TEST(BytesCodec, WrongShapesNameTheField) {
-    for (const json& bad : std::vector<json>{json(42), json::array(), json{{"b64", 5}}, json{{"other", "x"}},
-                            json{{"b64", "not base64!"}}, json(true)}) {
+    for (const json& bad :
+         std::vector<json>{json(42), json::array(), json{{"b64", 5}}, json{{"other", "x"}},
+                           json{{"b64", "not base64!"}}, json(true)}) {
         auto decoded = decode_bytes(bad, "under");
         ASSERT_FALSE(decoded.ok()) << bad.dump();
         EXPECT_EQ(decoded.error().kind, ErrorKind::InvalidParameter);
-        EXPECT_NE(decoded.error().message.find("'under'"), std::string::npos) << decoded.error().message;
+        EXPECT_NE(decoded.error().message.find("'under'"), std::string::npos)
+            << decoded.error().message;
     }
 }
 

@@ -1,10 +1,11 @@
 // Method parameters and replies: round trips through JSON text, defaults, validation messages.
 #include "ipc/methods.hpp"
-#include "ipc/protocol.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -222,7 +223,8 @@ TEST(Methods, NestedErrorsNameTheElement) {
 
 TEST(Methods, FindDuErrorsScansRepliesRoundTrip) {
     FindReply f;
-    f.entries = {FindEntry{std::string("/a\nb"), 'f', 10, 20}, FindEntry{std::string("/\xFF"), 'd', 0, -1}};
+    f.entries = {FindEntry{std::string("/a\nb"), 'f', 10, 20},
+                 FindEntry{std::string("/\xFF"), 'd', 0, -1}};
     f.truncated = true;
     const FindReply g = through_wire(f);
     ASSERT_EQ(g.entries.size(), 2u);

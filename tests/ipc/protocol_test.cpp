@@ -1,11 +1,12 @@
 // Protocol: request/reply parsing and encoding, error names, unknown fields, depth and size caps.
-#include "ipc/error.hpp"
 #include "ipc/protocol.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "ipc/error.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -14,7 +15,8 @@ using nlohmann::json;
 using namespace std::string_literals;
 
 TEST(Protocol, ParsesAFullRequest) {
-    auto request = parse_request(R"({"method":"wsindex.Find","parameters":{"pattern":"x"},"more":true})");
+    auto request =
+        parse_request(R"({"method":"wsindex.Find","parameters":{"pattern":"x"},"more":true})");
     ASSERT_TRUE(request.ok()) << request.error().to_string();
     EXPECT_EQ(request->method, "wsindex.Find");
     EXPECT_EQ(request->parameters, (json{{"pattern", "x"}}));
@@ -22,7 +24,8 @@ TEST(Protocol, ParsesAFullRequest) {
 }
 
 TEST(Protocol, ParametersAndMoreAreOptionalAndUnknownFieldsIgnored) {
-    auto request = parse_request(R"({"method":"wsindex.Status","oneway":false,"future":{"x":[1]}})");
+    auto request =
+        parse_request(R"({"method":"wsindex.Status","oneway":false,"future":{"x":[1]}})");
     ASSERT_TRUE(request.ok());
     EXPECT_TRUE(request->parameters.is_object());
     EXPECT_TRUE(request->parameters.empty());
@@ -30,10 +33,10 @@ TEST(Protocol, ParametersAndMoreAreOptionalAndUnknownFieldsIgnored) {
 }
 
 TEST(Protocol, StructuralErrorsAreInvalidRequest) {
-    for (const std::string& bad : std::vector<std::string>{"", "garbage", "[1,2]", "\"str\"", "{}", R"({"method":5})",
-                                  R"({"method":""})", R"({"method":"m","parameters":[1]})",
-                                  R"({"method":"m","parameters":"x"})", R"({"method":"m","more":"yes"})",
-                                  R"({"method":"m")", "{\"method\":\"m\xFF\"}"}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "", "garbage", "[1,2]", "\"str\"", "{}", R"({"method":5})", R"({"method":""})",
+             R"({"method":"m","parameters":[1]})", R"({"method":"m","parameters":"x"})",
+             R"({"method":"m","more":"yes"})", R"({"method":"m")", "{\"method\":\"m\xFF\"}"}) {
         auto request = parse_request(bad);
         ASSERT_FALSE(request.ok()) << bad;
         EXPECT_EQ(request.error().kind, ErrorKind::InvalidRequest) << bad;
@@ -50,14 +53,16 @@ TEST(Protocol, DeepNestingIsRefusedBeforeParsing) {
     ASSERT_FALSE(request.ok());
     EXPECT_EQ(request.error().kind, ErrorKind::InvalidRequest);
     // Brackets inside strings do not count.
-    auto fine = parse_request(R"({"method":"m","parameters":{"x":")" + std::string(1000, '[') + "\"}}");
+    auto fine =
+        parse_request(R"({"method":"m","parameters":{"x":")" + std::string(1000, '[') + "\"}}");
     EXPECT_TRUE(fine.ok());
 }
 
 TEST(Protocol, OversizeFrameIsMessageTooLarge) {
     Limits limits;
     limits.max_message_bytes = 64;
-    auto request = parse_request(R"({"method":"m","parameters":{"x":")" + std::string(100, 'a') + "\"}}", limits);
+    auto request = parse_request(
+        R"({"method":"m","parameters":{"x":")" + std::string(100, 'a') + "\"}}", limits);
     ASSERT_FALSE(request.ok());
     EXPECT_EQ(request.error().kind, ErrorKind::MessageTooLarge);
 }
@@ -89,8 +94,8 @@ TEST(Protocol, RepliesRoundTrip) {
 }
 
 TEST(Protocol, ErrorRepliesBecomeTypedErrors) {
-    const std::string frame = encode_error(
-        make_error(ErrorKind::NoSuchPath, "no such path: /x", json{{"path", "/x"}}));
+    const std::string frame =
+        encode_error(make_error(ErrorKind::NoSuchPath, "no such path: /x", json{{"path", "/x"}}));
     EXPECT_EQ(json::parse(frame.substr(0, frame.size() - 1)),
               (json{{"error", "wsindex.NoSuchPath"},
                     {"parameters", {{"message", "no such path: /x"}, {"path", "/x"}}}}));
@@ -109,7 +114,8 @@ TEST(Protocol, UnknownErrorNamesAreKept) {
 }
 
 TEST(Protocol, MalformedRepliesAreProtocolErrors) {
-    for (const std::string& bad : std::vector<std::string>{"nope", "[]", R"({"parameters":1})", R"({"error":3})",
+    for (const std::string& bad :
+         std::vector<std::string>{"nope", "[]", R"({"parameters":1})", R"({"error":3})",
                                   R"({"parameters":{},"continues":"x"})"}) {
         auto reply = parse_reply(bad);
         ASSERT_FALSE(reply.ok()) << bad;

@@ -1,13 +1,7 @@
 // Binding and connecting: stale sockets, live ones, non-sockets, modes, inherited fds, and the
 // client's messages when the daemon is not there or not ours to talk to.
-#include "ipc/client.hpp"
-#include "ipc/server.hpp"
-#include "ipc/unix_socket.hpp"
-#include "tests/ipc/support/server_fixture.hpp"
-
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,6 +10,11 @@
 
 #include <cstring>
 #include <fstream>
+
+#include "ipc/client.hpp"
+#include "ipc/server.hpp"
+#include "ipc/unix_socket.hpp"
+#include "tests/ipc/support/server_fixture.hpp"
 
 namespace wsindex::ipc::testing {
 namespace {
@@ -47,7 +46,8 @@ TEST_F(Socket, LiveSocketIsRefused) {
     const core::Status status = second.listen(path_);
     ASSERT_FALSE(status.is_ok());
     EXPECT_NE(status.message().find("already listening"), std::string::npos) << status.to_string();
-    EXPECT_TRUE(connect().call("test.Ping", json::object()).ok()) << "the first server is untouched";
+    EXPECT_TRUE(connect().call("test.Ping", json::object()).ok())
+        << "the first server is untouched";
 }
 
 TEST_F(Socket, NonSocketIsNeverRemoved) {
@@ -123,7 +123,8 @@ TEST_F(Socket, ClientSaysNotRunningForAStaleSocket) {
     auto client = Client::connect(path_);
     ASSERT_FALSE(client.ok());
     EXPECT_EQ(client.error().kind, ErrorKind::NotRunning);
-    EXPECT_NE(client.error().message.find("nothing listens"), std::string::npos) << client.error().message;
+    EXPECT_NE(client.error().message.find("nothing listens"), std::string::npos)
+        << client.error().message;
 }
 
 TEST_F(Socket, ClientSaysPermissionDenied) {

@@ -5,15 +5,15 @@
 //
 // CI: 4 kills on a 10k-entry tree. Long runs: WSINDEX_REL_KILLS=N, WSINDEX_REL_TREE=DIR (an
 // existing tree, e.g. one made by ../shared/bench/mktree.py), WSINDEX_REL_SEED=S to replay.
-#include "tests/reliability/support/fixture.hpp"
-#include "tests/reliability/support/index_dump.hpp"
-
 #include <signal.h>
 
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <thread>
+
+#include "tests/reliability/support/fixture.hpp"
+#include "tests/reliability/support/index_dump.hpp"
 
 namespace wsindex::reliability::test {
 namespace {
@@ -27,7 +27,7 @@ constexpr std::size_t kTreeEntries = 10'000;
 using cli::test::ScratchDir;
 
 class CrashSurvival : public DaemonFixture {
-protected:
+  protected:
     // The smallest directory one level below `root` (by entries), from du: a cheap full find.
     std::string small_child(const nlohmann::json& du) {
         std::string best;
@@ -80,8 +80,8 @@ TEST_F(CrashSurvival, SigkillAtRandomMomentsOfAScanLosesNothing) {
     int completed_first = 0;
     double restart_ms_total = 0;
     for (std::uint64_t k = 0; k < kills && !HasFailure(); ++k) {
-        SCOPED_TRACE("kill " + std::to_string(k + 1) + " of " + std::to_string(kills) +
-                     ", seed " + std::to_string(seed));
+        SCOPED_TRACE("kill " + std::to_string(k + 1) + " of " + std::to_string(kills) + ", seed " +
+                     std::to_string(seed));
         start_scan(root);
         if (HasFailure()) break;
         // A random moment of the scan: from its start (its row exists) to 90% of a rescan's
@@ -97,14 +97,15 @@ TEST_F(CrashSurvival, SigkillAtRandomMomentsOfAScanLosesNothing) {
         // The crash state itself, read from the file before anything recovers it.
         const IndexDump crashed = dump_index(daemon_->db());
         EXPECT_EQ(crashed.integrity, "ok") << describe(crashed);
-        EXPECT_TRUE(crashed == before) << "right after SIGKILL: " << describe(crashed)
-                                       << "\nbefore: " << describe(before);
+        EXPECT_TRUE(crashed == before)
+            << "right after SIGKILL: " << describe(crashed) << "\nbefore: " << describe(before);
 
         const auto t0 = std::chrono::steady_clock::now();
         start_daemon();
         if (HasFailure()) break;
         restart_ms_total +=
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         const IndexDump recovered = dump_index(daemon_->db());
         EXPECT_EQ(recovered.integrity, "ok") << describe(recovered);
         EXPECT_TRUE(recovered == before) << "after restart: " << describe(recovered);
@@ -144,12 +145,13 @@ TEST_F(CrashSurvival, SigkillAtRandomMomentsOfAScanLosesNothing) {
     }
     const double restart_ms =
         interrupted + completed_first > 0 ? restart_ms_total / (interrupted + completed_first) : 0;
-    std::printf("crash survival: {\"seed\":%llu,\"kills\":%llu,\"interrupted\":%d,"
-                "\"completed_before_kill\":%d,\"entries\":%llu,\"rescan_ms\":%llu,"
-                "\"mean_restart_ms\":%.0f}\n",
-                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(kills),
-                interrupted, completed_first, static_cast<unsigned long long>(before.files),
-                static_cast<unsigned long long>(full_ms), restart_ms);
+    std::printf(
+        "crash survival: {\"seed\":%llu,\"kills\":%llu,\"interrupted\":%d,"
+        "\"completed_before_kill\":%d,\"entries\":%llu,\"rescan_ms\":%llu,"
+        "\"mean_restart_ms\":%.0f}\n",
+        static_cast<unsigned long long>(seed), static_cast<unsigned long long>(kills), interrupted,
+        completed_first, static_cast<unsigned long long>(before.files),
+        static_cast<unsigned long long>(full_ms), restart_ms);
     RecordProperty("interrupted", interrupted);
     // The delays span 90% of a rescan: kills must land inside one.
     EXPECT_GE(interrupted, 1) << "no kill landed during a scan (seed " << seed << ")";

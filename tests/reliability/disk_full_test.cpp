@@ -4,9 +4,6 @@
 // queryable, and leave the daemon serving; once a filler file is deleted the next scan succeeds.
 // tests/storage/failure_test.cpp covers the writer alone; this is the daemon's path (its scan
 // thread, its error reporting, its read connections on the full file system).
-#include "tests/reliability/support/fixture.hpp"
-#include "tests/reliability/support/index_dump.hpp"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -20,6 +17,9 @@
 #include <memory>
 #include <string>
 
+#include "tests/reliability/support/fixture.hpp"
+#include "tests/reliability/support/index_dump.hpp"
+
 namespace wsindex::reliability::test {
 namespace {
 
@@ -29,7 +29,7 @@ using cli::test::ScratchDir;
 constexpr std::uint64_t kLeftFree = 192 * 1024;
 
 class DiskFull : public DaemonFixture {
-protected:
+  protected:
     void SetUp() override {
         if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
         // A private mount namespace for this process and the daemon it starts: the tmpfs goes

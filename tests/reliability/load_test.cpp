@@ -1,11 +1,11 @@
 // Load: concurrent clients running mixed queries (find, du, status) during a scan, every answer
 // checked — the engine of bench/load/wsbench-load at CI size (10 clients x 10 queries).
-#include "bench/load/load_run.hpp"
-#include "tests/reliability/support/fixture.hpp"
-
 #include <unistd.h>
 
 #include <cstdio>
+
+#include "bench/load/load_run.hpp"
+#include "tests/reliability/support/fixture.hpp"
 
 namespace wsindex::reliability::test {
 namespace {

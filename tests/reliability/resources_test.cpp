@@ -1,11 +1,11 @@
 // Resource bounds: across consecutive scans the daemon's open descriptors return to their
 // baseline and its resident memory does not grow beyond a margin. CI: 10 scans of a 5k-entry
 // tree (WSINDEX_REL_SCANS=N for more; bench/reliability/scan_loop.sh is the long run).
-#include "tests/reliability/support/fixture.hpp"
-#include "tests/reliability/support/proc_stats.hpp"
-
 #include <cstdio>
 #include <thread>
+
+#include "tests/reliability/support/fixture.hpp"
+#include "tests/reliability/support/proc_stats.hpp"
 
 namespace wsindex::reliability::test {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 using cli::test::ScratchDir;
 
 class ResourceBounds : public DaemonFixture {
-protected:
+  protected:
     // Sockets the daemon holds (the listener, plus one per client connection still open).
     int sockets() {
         const std::string targets = fd_targets(daemon_->pid());
@@ -63,15 +63,17 @@ TEST_F(ResourceBounds, DescriptorsAndMemoryStayFlatOverConsecutiveScans) {
         const long rss = status_kib(pid, "VmRSS");
         max_fds = std::max(max_fds, fds);
         max_rss = std::max(max_rss, rss);
-        EXPECT_EQ(fds, base_fds) << "after scan " << i + 1 << ":\n" << fd_targets(pid)
-                                 << "baseline:\n" << base_targets;
+        EXPECT_EQ(fds, base_fds) << "after scan " << i + 1 << ":\n"
+                                 << fd_targets(pid) << "baseline:\n"
+                                 << base_targets;
     }
     const long hwm = status_kib(pid, "VmHWM");
     const long last_rss = status_kib(pid, "VmRSS");
-    std::printf("resource bounds: {\"scans\":%llu,\"fds_base\":%d,\"fds_max\":%d,"
-                "\"rss_base_kib\":%ld,\"rss_max_kib\":%ld,\"rss_last_kib\":%ld,\"hwm_kib\":%ld}\n",
-                static_cast<unsigned long long>(count), base_fds, max_fds, base_rss, max_rss,
-                last_rss, hwm);
+    std::printf(
+        "resource bounds: {\"scans\":%llu,\"fds_base\":%d,\"fds_max\":%d,"
+        "\"rss_base_kib\":%ld,\"rss_max_kib\":%ld,\"rss_last_kib\":%ld,\"hwm_kib\":%ld}\n",
+        static_cast<unsigned long long>(count), base_fds, max_fds, base_rss, max_rss, last_rss,
+        hwm);
 #ifndef WSINDEX_SANITIZED
     // Memory: a rescan of the same tree reuses what the warm-up scans allocated; 16 MiB covers
     // allocator noise (arenas of the walker threads), a leak per scan of this tree would not fit.

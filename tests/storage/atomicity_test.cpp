@@ -1,13 +1,12 @@
 // Scans are atomic to readers: old index during a scan, old index after a failed or cancelled
 // scan (full dumps compared), and a subtree rescan equal to a fresh full scan.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
@@ -58,10 +57,8 @@ core::Status scan_batched(BatchWriter& w, const std::string& root, std::size_t b
     if (auto s = w.begin(root); !s) return s;
     auto results = test::walk_tree(root);
     test::shuffle_results(&results, 11);
-    core::Status walked =
-        test::feed(std::move(results), batch, [&](std::span<core::WalkResult> b) {
-            return w.consume(b);
-        });
+    core::Status walked = test::feed(std::move(results), batch,
+                                     [&](std::span<core::WalkResult> b) { return w.consume(b); });
     return walked ? w.finish() : w.abort(walked, false);
 }
 

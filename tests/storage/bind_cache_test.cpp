@@ -3,11 +3,11 @@
 // recovers after the bindings were cleared behind the cache's back.
 #include "storage/bind_cache.hpp"
 
+#include <gtest/gtest.h>
+
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "storage/database.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -25,14 +25,16 @@ void PrintTo(const Row& row, std::ostream* os) { *os << "(" << row.a << ", " << 
 
 std::vector<Row> dump(Database& db) {
     Statement select;
-    EXPECT_TRUE(db.prepare("SELECT coalesce(CAST(a AS TEXT), 'NULL'),"
-                           " coalesce(CAST(b AS TEXT), 'NULL') FROM t ORDER BY rowid",
-                           &select));
+    EXPECT_TRUE(
+        db.prepare("SELECT coalesce(CAST(a AS TEXT), 'NULL'),"
+                   " coalesce(CAST(b AS TEXT), 'NULL') FROM t ORDER BY rowid",
+                   &select));
     std::vector<Row> rows;
     for (bool row = true;;) {
         EXPECT_TRUE(select.step(&row));
         if (!row) break;
-        rows.push_back(Row{std::string(select.column_bytes(0)), std::string(select.column_bytes(1))});
+        rows.push_back(
+            Row{std::string(select.column_bytes(0)), std::string(select.column_bytes(1))});
     }
     return rows;
 }
@@ -77,9 +79,8 @@ TEST(BindCache, EveryExecutionInsertsWhatWasBound) {
     cache.bind_null(2);
     ASSERT_TRUE(insert.run_keep_bindings());
 
-    const std::vector<Row> expected = {{"7", "f"},       {"7", "f"},    {"8", "d"},
-                                       {"NULL", "fd"},   {"NULL", "0"}, {"0", "NULL"},
-                                       {"0", "NULL"},    {"0", "NULL"}};
+    const std::vector<Row> expected = {{"7", "f"},    {"7", "f"},    {"8", "d"},    {"NULL", "fd"},
+                                       {"NULL", "0"}, {"0", "NULL"}, {"0", "NULL"}, {"0", "NULL"}};
     EXPECT_EQ(dump(db), expected);
 }
 

@@ -2,13 +2,12 @@
 // connection has automatic checkpoints off, and stops promptly.
 #include "storage/checkpointer.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "storage/database.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -17,15 +16,16 @@ namespace wsindex::storage {
 namespace {
 
 long long file_size(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
 }
 
 // ~4 MiB committed to the WAL of `db` with no checkpoint run by the writer.
 void fill_wal(Database& db) {
     ASSERT_TRUE(db.exec("PRAGMA wal_autocheckpoint=0; CREATE TABLE t(v BLOB);"));
-    ASSERT_TRUE(db.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
-                        " WHERE i < 4000) INSERT INTO t SELECT randomblob(1000) FROM n; COMMIT;"));
+    ASSERT_TRUE(
+        db.exec("BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+                " WHERE i < 4000) INSERT INTO t SELECT randomblob(1000) FROM n; COMMIT;"));
 }
 
 TEST(Checkpointer, CopiesTheWalIntoTheDatabaseWhileTheWriterDoesNot) {

@@ -1,13 +1,12 @@
 // Real failures: a database on a full tmpfs, and a writer process killed with SIGKILL at
 // several points of a scan. The previous index must survive both, byte for byte.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
@@ -23,7 +22,7 @@ using test::TempDir;
 
 // A tmpfs of `size` mounted on a fresh directory, unmounted at destruction.
 class SmallTmpfs {
-public:
+  public:
     explicit SmallTmpfs(const std::string& size) {
         path_ = dir_ / "mnt";
         ::mkdir(path_.c_str(), 0700);
@@ -38,7 +37,7 @@ public:
     [[nodiscard]] bool mounted() const { return mounted_; }
     [[nodiscard]] const std::string& path() const { return path_; }
 
-private:
+  private:
     TempDir dir_;
     std::string path_;
     bool mounted_ = false;
@@ -63,7 +62,8 @@ void make_small_tree(const std::string& root) {
 
 TEST(DiskFull, ScanFailsClearlyAndThePreviousIndexSurvives) {
     SmallTmpfs fs("2m");
-    if (!fs.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << strerror(errno);
+    if (!fs.mounted())
+        GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << strerror(errno);
     TempDir src;
     const std::string root = src / "tree";
     make_small_tree(root);
@@ -84,9 +84,8 @@ TEST(DiskFull, ScanFailsClearlyAndThePreviousIndexSurvives) {
     options.queue_rows = 4000;
     ASSERT_TRUE(BatchWriter::open(db_path, options, &w));
     ASSERT_TRUE(w->begin("/big"));
-    core::Status walked = test::feed(big_scan(40000), 500, [&](std::span<core::WalkResult> b) {
-        return w->consume(b);
-    });
+    core::Status walked = test::feed(big_scan(40000), 500,
+                                     [&](std::span<core::WalkResult> b) { return w->consume(b); });
     core::Status ended = walked ? w->finish() : w->abort(walked, false);
     ASSERT_FALSE(ended);
     EXPECT_EQ(ended.code(), make_sqlite_error_code(SQLITE_FULL)) << ended.to_string();

@@ -1,12 +1,11 @@
 // Incremental rescans: unchanged directories keep their rows (nothing rewritten), any change
 // of a name or of metadata is seen, and the result always equals a fresh scan.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "storage/database.hpp"
 #include "storage/scan_writer.hpp"
@@ -56,7 +55,8 @@ struct Fixture {
     }
     std::int64_t generation() {
         std::int64_t g = -1;
-        EXPECT_TRUE(writer->database().query_int64("SELECT value FROM meta WHERE key = 'generation'", &g));
+        EXPECT_TRUE(
+            writer->database().query_int64("SELECT value FROM meta WHERE key = 'generation'", &g));
         return g;
     }
 };
@@ -125,9 +125,8 @@ TEST(Incremental, SubtreeRescanReusesAndKeepsAncestorTotals) {
     ASSERT_TRUE(f.writer->begin(f.root + "/b"));
     auto results = test::walk_tree(f.root + "/b");
     test::shuffle_results(&results, 2);
-    ASSERT_TRUE(test::feed(std::move(results), 13, [&](std::span<core::WalkResult> b) {
-        return f.writer->write(b);
-    }));
+    ASSERT_TRUE(test::feed(std::move(results), 13,
+                           [&](std::span<core::WalkResult> b) { return f.writer->write(b); }));
     ASSERT_TRUE(f.writer->complete());
     ASSERT_TRUE(f.writer->collect_garbage());
     EXPECT_EQ(f.writer->reused_dirs(), 2u) << "b and b/x unchanged, b/x/y changed";

@@ -1,12 +1,11 @@
 // regex_refusal: runaway patterns are refused, ordinary ones pass and compile quickly.
+#include "storage/regex_guard.hpp"
+
+#include <gtest/gtest.h>
 #include <regex.h>
 
 #include <chrono>
 #include <string>
-
-#include <gtest/gtest.h>
-
-#include "storage/regex_guard.hpp"
 
 namespace wsindex::storage {
 namespace {
@@ -14,16 +13,17 @@ namespace {
 bool refused(const std::string& pattern) { return regex_refusal(pattern).has_value(); }
 
 TEST(RegexGuard, OrdinaryPatternsPass) {
-    for (const char* p : {"", "^util\\.(c|h)pp$", "report", "a{1000}", "[[:alpha:]]{3,5}x",
-                          "x{2,}", "(ab|cd){10}", "[]a{}]{50}", "{", "a{", "a{x}", "a{1,2",
-                          "\\{9999\\}", "(unclosed", "unopened)", "\\.(jpe?g|png)$"}) {
+    for (const char* p : {"", "^util\\.(c|h)pp$", "report", "a{1000}", "[[:alpha:]]{3,5}x", "x{2,}",
+                          "(ab|cd){10}", "[]a{}]{50}", "{", "a{", "a{x}", "a{1,2", "\\{9999\\}",
+                          "(unclosed", "unopened)", "\\.(jpe?g|png)$"}) {
         EXPECT_FALSE(refused(p)) << p << ": " << *regex_refusal(p);
     }
 }
 
 TEST(RegexGuard, RunawayRepetitionsAreRefused) {
-    for (const char* p : {"(a{32767}){32767}", "((a{100}){100}){10}", "a{20001}", "a{10}{10}{10}{10}{10}",
-                          "(a{1000}){30,}", "(x|(y{200}){200})", "((((a{30}){30}){30})"}) {
+    for (const char* p :
+         {"(a{32767}){32767}", "((a{100}){100}){10}", "a{20001}", "a{10}{10}{10}{10}{10}",
+          "(a{1000}){30,}", "(x|(y{200}){200})", "((((a{30}){30}){30})"}) {
         const auto why = regex_refusal(p);
         ASSERT_TRUE(why.has_value()) << p;
         EXPECT_NE(why->find("repetitions"), std::string::npos) << *why;

@@ -1,13 +1,12 @@
 // Byte-exact names: what `find -print0` prints comes back from the `files` view unchanged.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -38,9 +37,16 @@ std::set<std::string> find_print0(const std::string& root) {
 // Names that break naive tools: newline, invalid UTF-8, 255 bytes, quotes, and a chain of
 // directories whose path is longer than PATH_MAX (made with mkdirat, relative to fds).
 void make_odd_tree(const std::string& root) {
-    const std::vector<std::string> names = {
-        "new\nline", std::string("bad\xff\xfeutf8"), std::string(255, 'n'), "quote'\"",
-        "space name", "-dash", "back\\slash", "tab\there", std::string("\x01\x7f", 2), "é"};
+    const std::vector<std::string> names = {"new\nline",
+                                            std::string("bad\xff\xfeutf8"),
+                                            std::string(255, 'n'),
+                                            "quote'\"",
+                                            "space name",
+                                            "-dash",
+                                            "back\\slash",
+                                            "tab\there",
+                                            std::string("\x01\x7f", 2),
+                                            "é"};
     for (const auto& n : names) test::write_file(root + "/" + n, 3);
     ASSERT_EQ(mkdir((root + "/d\nir").c_str(), 0755), 0);
     test::write_file(root + "/d\nir/" + std::string("\xc3\x28", 2), 1);

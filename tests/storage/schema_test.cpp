@@ -1,9 +1,10 @@
 // Schema creation, version checks and the errors for databases we must not touch.
+#include "storage/schema.hpp"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "storage/database.hpp"
-#include "storage/schema.hpp"
 #include "storage/sqlite_error.hpp"
 #include "storage/statement.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -55,8 +56,9 @@ TEST(Schema, DirsParentIndexOnFreshAndExistingDatabases) {
         EXPECT_EQ(test::query_int(db, count_index), 1);
         EXPECT_EQ(test::query_int(db, count_old), 0);
         // A database of an older build: no dirs_parent, the earlier du index instead.
-        ASSERT_TRUE(db.exec("DROP INDEX dirs_parent;"
-                            " CREATE INDEX dirs_depth_prefix ON dirs(depth, prefix)"));
+        ASSERT_TRUE(
+            db.exec("DROP INDEX dirs_parent;"
+                    " CREATE INDEX dirs_depth_prefix ON dirs(depth, prefix)"));
     }
     Database db;
     auto s = Database::open(dir / "index.db", OpenMode::read_write, &db);
@@ -66,13 +68,12 @@ TEST(Schema, DirsParentIndexOnFreshAndExistingDatabases) {
     EXPECT_EQ(test::query_int(db, "PRAGMA user_version"), kSchemaVersion);
     // A directory's children are one range of that index (the plan's 4th column is its text).
     Statement plan;
-    ASSERT_TRUE(db.prepare("EXPLAIN QUERY PLAN SELECT prefix FROM dirs WHERE parent = 7 AND id != 0",
-                           &plan));
+    ASSERT_TRUE(db.prepare(
+        "EXPLAIN QUERY PLAN SELECT prefix FROM dirs WHERE parent = 7 AND id != 0", &plan));
     bool row = false;
     ASSERT_TRUE(plan.step(&row));
     ASSERT_TRUE(row);
-    EXPECT_NE(plan.column_bytes(3).find("dirs_parent"), std::string::npos)
-        << plan.column_bytes(3);
+    EXPECT_NE(plan.column_bytes(3).find("dirs_parent"), std::string::npos) << plan.column_bytes(3);
 }
 
 TEST(Schema, NewerVersionIsAClearErrorAndUntouched) {

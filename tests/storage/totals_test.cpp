@@ -1,8 +1,8 @@
 // Per-directory totals against hand-computed values: hard links once, subtree rescans adjust
 // every ancestor exactly.
-#include <cstring>
-
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
@@ -21,9 +21,8 @@ core::Status scan(ScanWriter& w, const std::string& root, std::vector<core::Walk
                   unsigned seed) {
     if (auto s = w.begin(root); !s) return s;
     test::shuffle_results(&rs, seed);
-    core::Status s = test::feed(std::move(rs), 2, [&](std::span<core::WalkResult> b) {
-        return w.write(b);
-    });
+    core::Status s =
+        test::feed(std::move(rs), 2, [&](std::span<core::WalkResult> b) { return w.write(b); });
     if (!s) return s;
     if (s = w.complete(); !s) return s;
     return w.collect_garbage();
@@ -149,8 +148,9 @@ TEST(ScanErrors, RecoverableErrorsAreStoredAndReplacedWithTheirSubtree) {
               std::strerror(13));
     EXPECT_EQ(test::query_text(db, "SELECT path FROM scan_errors WHERE errno = 13"), "/e/a/locked");
     EXPECT_EQ(test::query_int(db, "SELECT errno FROM files WHERE path = '/e/a/locked'"), 13);
-    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM files WHERE path = '/e/gone'"
-                                  " AND size IS NULL AND errno = 2"),
+    EXPECT_EQ(test::query_int(db,
+                              "SELECT count(*) FROM files WHERE path = '/e/gone'"
+                              " AND size IS NULL AND errno = 2"),
               1);
     EXPECT_EQ(test::query_int(db, "SELECT errors FROM scans WHERE id = 1"), 2);
 

@@ -1,6 +1,8 @@
 // Visible totals: recomputed over every entry they equal the writer's precomputed totals (hard
 // links once, after a subtree rescan too); with directories hidden they count exactly the
 // entries of the listable directories.
+#include "storage/visible_totals.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,7 +12,6 @@
 #include "storage/queries.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/tree_totals.hpp"
-#include "storage/visible_totals.hpp"
 #include "tests/storage/support/synth.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
@@ -23,9 +24,8 @@ using test::TempDir;
 core::Status scan(ScanWriter& w, const std::string& root, std::vector<core::WalkResult> rs) {
     if (auto s = w.begin(root); !s) return s;
     test::shuffle_results(&rs, 7);
-    core::Status s = test::feed(std::move(rs), 2, [&](std::span<core::WalkResult> b) {
-        return w.write(b);
-    });
+    core::Status s =
+        test::feed(std::move(rs), 2, [&](std::span<core::WalkResult> b) { return w.write(b); });
     if (!s) return s;
     if (s = w.complete(); !s) return s;
     return w.collect_garbage();
@@ -83,7 +83,8 @@ void expect_equals_precomputed(Database& db, const std::string& path) {
         EXPECT_FALSE(m.partial) << r.path;
     }
     bool all = false;
-    ASSERT_TRUE(subtree_all_listable(db, path, [](std::string_view) { return true; }, &all));
+    ASSERT_TRUE(subtree_all_listable(
+        db, path, [](std::string_view) { return true; }, &all));
     EXPECT_TRUE(all);
 }
 

@@ -1,17 +1,16 @@
 // Starting, probing and stopping a real wsindexd; running the real wsctl against it.
 #include "tests/cli/support/daemon.hpp"
 
-#include "ipc/client.hpp"
-#include "ipc/methods.hpp"
-
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+
+#include "ipc/client.hpp"
+#include "ipc/methods.hpp"
 
 namespace wsindex::cli::test {
 
@@ -21,7 +20,8 @@ Daemon::Daemon(DaemonOptions options)
       db_(options_.db.empty() ? options_.dir + "/db" : options_.db),
       log_path_(options_.dir + "/wsindexd.log") {
     if (options_.uid) {
-        if (::chown(options_.dir.c_str(), *options_.uid, options_.gid.value_or(*options_.uid)) != 0) {
+        if (::chown(options_.dir.c_str(), *options_.uid, options_.gid.value_or(*options_.uid)) !=
+            0) {
             ADD_FAILURE() << "chown " << options_.dir << ": " << std::strerror(errno);
         }
         ::chmod(options_.dir.c_str(), 0755);
@@ -76,8 +76,8 @@ bool Daemon::start(std::string& error) {
             return false;
         }
     }
-    error = "wsindexd did not answer within " + std::to_string(kStartDeadline.count()) +
-            " s (" + last_error + "); log:\n" + log();
+    error = "wsindexd did not answer within " + std::to_string(kStartDeadline.count()) + " s (" +
+            last_error + "); log:\n" + log();
     return false;
 }
 

@@ -3,14 +3,14 @@
 // real wsctl pointed at it.
 #pragma once
 
-#include "tests/cli/support/process.hpp"
-
 #include <sys/types.h>
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/cli/support/process.hpp"
 
 namespace wsindex::cli::test {
 
@@ -19,15 +19,15 @@ inline constexpr std::chrono::seconds kStartDeadline{120};
 inline constexpr std::chrono::seconds kStopDeadline{120};
 
 struct DaemonOptions {
-    std::string dir;                   // holds the socket, the database and the log
-    std::string db;                    // the database elsewhere (e.g. on a small tmpfs); "": dir/db
-    std::optional<uid_t> uid;          // run as this user (the dir is chowned to it)
+    std::string dir;           // holds the socket, the database and the log
+    std::string db;            // the database elsewhere (e.g. on a small tmpfs); "": dir/db
+    std::optional<uid_t> uid;  // run as this user (the dir is chowned to it)
     std::optional<gid_t> gid;
     std::vector<std::string> extra_args;
 };
 
 class Daemon {
-public:
+  public:
     explicit Daemon(DaemonOptions options);
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
@@ -46,7 +46,7 @@ public:
     // The daemon's stderr so far (its log).
     [[nodiscard]] std::string log() const;
 
-private:
+  private:
     DaemonOptions options_;
     std::string socket_;
     std::string db_;

@@ -2,21 +2,20 @@
 // and helpers that run wsctl against it and decode its JSON.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "cli/format.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "tests/cli/support/daemon.hpp"
 #include "tests/cli/support/scratch.hpp"
 #include "tests/cli/support/tree.hpp"
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include <sys/stat.h>
-
-#include <memory>
-#include <set>
-#include <string>
-#include <vector>
 
 namespace wsindex::cli::test {
 
@@ -48,7 +47,7 @@ inline nlohmann::json parse_json(const std::string& text) {
 }
 
 class EndToEnd : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override { start_daemon(); }
 
     // Starts (or restarts) the daemon on the same socket and database.
@@ -97,7 +96,7 @@ protected:
 
     ScratchDir scratch_{"e2e"};
     std::vector<std::string> extra_args_;  // more wsindexd flags, set before start_daemon
-    std::string db_path_;                   // the database path if not in the daemon's dir
+    std::string db_path_;                  // the database path if not in the daemon's dir
     std::unique_ptr<Daemon> daemon_;
 };
 

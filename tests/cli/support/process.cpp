@@ -1,10 +1,9 @@
 // Spawning, waiting for and capturing child processes in the wsctl tests.
 #include "tests/cli/support/process.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -63,8 +62,10 @@ Process Process::spawn(const std::vector<std::string>& argv, const SpawnOptions&
     std::vector<std::string> env = merged_environment(options.env);
     std::vector<char*> c_args = c_strings(args);
     std::vector<char*> c_env = c_strings(env);
-    const int out_fd = ::open(options.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const int err_fd = ::open(options.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int out_fd =
+        ::open(options.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err_fd =
+        ::open(options.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (out_fd < 0 || err_fd < 0 || null_fd < 0) {
         ADD_FAILURE() << "cannot open output files for " << argv[0] << ": " << std::strerror(errno);

@@ -22,13 +22,13 @@ struct SpawnOptions {
     std::vector<std::string> env;  // "NAME=value" added to (or replacing in) the environment
     std::optional<uid_t> uid;      // drop to this uid (and gid, no groups) before exec
     std::optional<gid_t> gid;
-    std::string out_path;          // where stdout goes (required)
-    std::string err_path;          // where stderr goes (required)
+    std::string out_path;  // where stdout goes (required)
+    std::string err_path;  // where stderr goes (required)
 };
 
 // A running child. Not copyable; the destructor kills (SIGKILL) and reaps a child still running.
 class Process {
-public:
+  public:
     // Forks and execs argv[0] (a path) with argv. Aborts the test binary (ADD_FAILURE + empty
     // process) if fork fails; an exec failure shows up as exit code 127.
     static Process spawn(const std::vector<std::string>& argv, const SpawnOptions& options);
@@ -51,7 +51,7 @@ public:
     // Waits up to `timeout` for the pidfd to become readable (the child exited); true if so.
     bool wait_readable(std::chrono::milliseconds timeout);
 
-private:
+  private:
     Exit collect(int status);
     // Kills and reaps a child still running, closes the pidfd; leaves the paths alone.
     void reset();

@@ -1,10 +1,9 @@
 // ScratchDir and remove_tree: temporary test directories and their fd-relative removal.
 #include "tests/cli/support/scratch.hpp"
 
-#include <gtest/gtest.h>
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,9 +67,9 @@ std::string memory_backed_base() {
 
 ScratchDir::ScratchDir(const std::string& tag, const std::string& base) {
     const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = !base.empty() ? base
+    const std::string dir = !base.empty()                      ? base
                             : tmp != nullptr && tmp[0] != '\0' ? std::string(tmp)
-                                                                : std::string("/tmp");
+                                                               : std::string("/tmp");
     std::string pattern = dir + "/wsctl-" + tag + "-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
         ADD_FAILURE() << "mkdtemp " << pattern << ": " << std::strerror(errno);

@@ -7,7 +7,7 @@
 namespace wsindex::cli::test {
 
 class ScratchDir {
-public:
+  public:
     // Creates BASE/wsctl-<tag>-XXXXXX, mode 0755 so that an unprivileged daemon can reach what
     // the test puts below it. BASE: `base` if given, else $TMPDIR, else /tmp.
     explicit ScratchDir(const std::string& tag, const std::string& base = {});
@@ -16,9 +16,11 @@ public:
     ~ScratchDir();
 
     [[nodiscard]] const std::string& path() const { return path_; }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+    [[nodiscard]] std::string operator/(const std::string& name) const {
+        return path_ + "/" + name;
+    }
 
-private:
+  private:
     std::string path_;
 };
 

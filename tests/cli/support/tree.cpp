@@ -1,16 +1,15 @@
 // Tree generators (odd names, big, unreadable) and the find/du references for the e2e tests.
 #include "tests/cli/support/tree.hpp"
 
-#include "tests/cli/support/process.hpp"
-
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "tests/cli/support/process.hpp"
 
 namespace wsindex::cli::test {
 
@@ -18,7 +17,7 @@ namespace {
 
 // RAII for a directory fd.
 class Fd {
-public:
+  public:
     explicit Fd(int fd) : fd_(fd) {}
     Fd(const Fd&) = delete;
     Fd& operator=(const Fd&) = delete;
@@ -27,16 +26,16 @@ public:
     }
     [[nodiscard]] int get() const { return fd_; }
 
-private:
+  private:
     int fd_;
 };
 
-#define WSCTL_CHECK_SYS(call)                                                             \
-    do {                                                                                  \
-        if ((call) != 0) {                                                                \
-            ADD_FAILURE() << #call << ": " << std::strerror(errno);                       \
-            return;                                                                       \
-        }                                                                                 \
+#define WSCTL_CHECK_SYS(call)                                       \
+    do {                                                            \
+        if ((call) != 0) {                                          \
+            ADD_FAILURE() << #call << ": " << std::strerror(errno); \
+            return;                                                 \
+        }                                                           \
     } while (false)
 
 int open_dir(int at, const std::string& name) {

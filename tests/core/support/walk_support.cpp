@@ -3,17 +3,16 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
-#include <map>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace wsindex::test {
 
@@ -63,8 +62,8 @@ std::string shared_dir() {
         return env;
     }
     // Beside the checkout, else the workplace's copy (a fresh clone elsewhere, as in CI).
-    for (const std::string& guess : {std::string(WSINDEX_SOURCE_DIR) + "/../shared",
-                                    std::string("/work/shared")}) {
+    for (const std::string& guess :
+         {std::string(WSINDEX_SOURCE_DIR) + "/../shared", std::string("/work/shared")}) {
         if (::access((guess + "/bench/mktree.py").c_str(), R_OK) == 0) return guess;
     }
     return {};
@@ -165,7 +164,8 @@ std::optional<struct stat> lstat_any(const std::string& path) {
             continue;
         }
         const std::string comp = path.substr(pos, next - pos);
-        const int sub = ::openat(dir, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        const int sub =
+            ::openat(dir, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         ::close(dir);
         dir = sub;
         pos = next + 1;

@@ -17,7 +17,7 @@ namespace wsindex::test {
 // A fresh directory under /tmp (mode 0755, so an unprivileged child can walk it); removed with
 // everything inside (permissions restored first) when destroyed.
 class TempDir {
-public:
+  public:
     TempDir();
     ~TempDir();
     TempDir(const TempDir&) = delete;
@@ -25,7 +25,7 @@ public:
     [[nodiscard]] const std::string& path() const { return path_; }
     [[nodiscard]] std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
 
-private:
+  private:
     std::string path_;
 };
 

@@ -12,15 +12,17 @@ namespace wsindex::daemon::test {
 
 // A temporary directory, removed recursively at destruction.
 class TempDir {
-public:
+  public:
     TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
     ~TempDir();
     [[nodiscard]] const std::string& path() const { return path_; }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+    [[nodiscard]] std::string operator/(const std::string& name) const {
+        return path_ + "/" + name;
+    }
 
-private:
+  private:
     std::string path_;
 };
 
@@ -33,7 +35,7 @@ void write_file(const std::string& path, std::size_t bytes);
 // A one-shot gate: threads that pass() block until open(); the test can wait until someone
 // arrived. Timeouts only turn a hang into a failure.
 class Gate {
-public:
+  public:
     void pass() {
         std::unique_lock lock(mutex_);
         ++arrived_;
@@ -50,7 +52,7 @@ public:
         cv_.notify_all();
     }
 
-private:
+  private:
     std::mutex mutex_;
     std::condition_variable cv_;
     std::size_t arrived_ = 0;

@@ -18,7 +18,7 @@ namespace wsindex::ipc::testing {
 using namespace std::chrono_literals;
 
 class RawConnection {
-public:
+  public:
     explicit RawConnection(const std::string& path) {
         fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un addr{};
@@ -88,7 +88,7 @@ public:
         return ::poll(&pfd, 1, 0) == 0;
     }
 
-private:
+  private:
     bool wait_readable(std::chrono::steady_clock::time_point deadline) {
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -3,16 +3,16 @@
 // the environment knobs of the long runs.
 #pragma once
 
-#include "ipc/bytes_codec.hpp"
-#include "ipc/client.hpp"
-#include "ipc/methods.hpp"
-#include "tests/cli/support/fixture.hpp"
-
 #include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/client.hpp"
+#include "ipc/methods.hpp"
+#include "tests/cli/support/fixture.hpp"
 
 namespace wsindex::reliability::test {
 
@@ -29,7 +29,7 @@ inline std::string env_text(const char* name) {
 }
 
 class DaemonFixture : public EndToEnd {
-protected:
+  protected:
     // One protocol call on a fresh connection; the reply's parameters or the error text.
     ipc::Result<nlohmann::json> call(std::string_view method, const nlohmann::json& params) {
         ipc::ClientOptions options;

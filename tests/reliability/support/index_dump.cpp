@@ -10,7 +10,7 @@ namespace wsindex::reliability::test {
 namespace {
 
 class Db {
-public:
+  public:
     explicit Db(const std::string& path) {
         if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
             error_ = db_ ? sqlite3_errmsg(db_) : "out of memory";
@@ -24,7 +24,7 @@ public:
     [[nodiscard]] sqlite3* get() const { return db_; }
     [[nodiscard]] const std::string& error() const { return error_; }
 
-private:
+  private:
     sqlite3* db_ = nullptr;
     std::string error_;
 };
@@ -91,14 +91,16 @@ IndexDump dump_index(const std::string& path) {
         return d;
     }
     d.digest = 14695981039346656037ULL;
-    const long long files = digest_rows(
-        db.get(), "SELECT CAST(path AS BLOB), type, size, blocks, mtime_ns, ctime_ns, mode, uid, "
-                  "gid, dev, ino, nlink, errno FROM files ORDER BY CAST(path AS BLOB)",
-        d.digest, d.error);
-    const long long dirs = digest_rows(
-        db.get(), "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth FROM dir_totals "
-                  "ORDER BY CAST(path AS BLOB)",
-        d.digest, d.error);
+    const long long files =
+        digest_rows(db.get(),
+                    "SELECT CAST(path AS BLOB), type, size, blocks, mtime_ns, ctime_ns, mode, uid, "
+                    "gid, dev, ino, nlink, errno FROM files ORDER BY CAST(path AS BLOB)",
+                    d.digest, d.error);
+    const long long dirs =
+        digest_rows(db.get(),
+                    "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth FROM dir_totals "
+                    "ORDER BY CAST(path AS BLOB)",
+                    d.digest, d.error);
     sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr);
     d.files = files < 0 ? 0 : static_cast<std::uint64_t>(files);
     d.dirs = dirs < 0 ? 0 : static_cast<std::uint64_t>(dirs);

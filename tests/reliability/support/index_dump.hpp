@@ -8,11 +8,11 @@
 namespace wsindex::reliability::test {
 
 struct IndexDump {
-    std::string error;          // non-empty when the database could not be read
-    std::string integrity;      // PRAGMA integrity_check's answer ("ok")
-    std::uint64_t files = 0;    // rows of the files view
-    std::uint64_t dirs = 0;     // rows of the dir_totals view
-    std::uint64_t digest = 0;   // FNV-1a over every column of both views, in path order
+    std::string error;         // non-empty when the database could not be read
+    std::string integrity;     // PRAGMA integrity_check's answer ("ok")
+    std::uint64_t files = 0;   // rows of the files view
+    std::uint64_t dirs = 0;    // rows of the dir_totals view
+    std::uint64_t digest = 0;  // FNV-1a over every column of both views, in path order
 
     bool operator==(const IndexDump& o) const {
         return files == o.files && dirs == o.dirs && digest == o.digest;

@@ -38,7 +38,8 @@ std::string fd_targets(pid_t pid) {
     each_fd(pid, [&](const std::string& link) {
         char target[PATH_MAX];
         const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
-        out += link + " -> " + (n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "?") + "\n";
+        out +=
+            link + " -> " + (n > 0 ? std::string(target, static_cast<std::size_t>(n)) : "?") + "\n";
     });
     return out;
 }

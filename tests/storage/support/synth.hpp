@@ -12,7 +12,7 @@ namespace wsindex::storage::test {
 
 // Builds WalkResults by hand, as the walker would number them.
 class Synth {
-public:
+  public:
     explicit Synth(const std::string& root) {
         core::WalkResult r;
         r.path = root;
@@ -51,7 +51,7 @@ public:
     core::WalkResult& last() { return rs_.back(); }
     std::vector<core::WalkResult> results() const { return rs_; }
 
-private:
+  private:
     core::WalkResult make(std::uint64_t parent, const std::string& name) {
         core::WalkResult r;
         std::string parent_path;

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "storage/database.hpp"
 #include "storage/scan_writer.hpp"
@@ -38,14 +37,22 @@ void fill_stat(core::WalkResult* r, const struct stat& st) {
 
 core::EntryType from_dtype(unsigned char t) {
     switch (t) {
-        case DT_REG: return core::EntryType::File;
-        case DT_DIR: return core::EntryType::Directory;
-        case DT_LNK: return core::EntryType::Symlink;
-        case DT_FIFO: return core::EntryType::Fifo;
-        case DT_SOCK: return core::EntryType::Socket;
-        case DT_CHR: return core::EntryType::CharDevice;
-        case DT_BLK: return core::EntryType::BlockDevice;
-        default: return core::EntryType::Unknown;
+        case DT_REG:
+            return core::EntryType::File;
+        case DT_DIR:
+            return core::EntryType::Directory;
+        case DT_LNK:
+            return core::EntryType::Symlink;
+        case DT_FIFO:
+            return core::EntryType::Fifo;
+        case DT_SOCK:
+            return core::EntryType::Socket;
+        case DT_CHR:
+            return core::EntryType::CharDevice;
+        case DT_BLK:
+            return core::EntryType::BlockDevice;
+        default:
+            return core::EntryType::Unknown;
     }
 }
 
@@ -72,7 +79,7 @@ struct Walker {
             r.name_offset = static_cast<std::uint32_t>(r.path.size() - name.size());
             r.parent_id = id;
             r.depth = depth + 1;
-            struct stat st{};
+            struct stat st {};
             if (fstatat(dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 fill_stat(&r, st);
             } else {
@@ -109,7 +116,7 @@ std::vector<core::WalkResult> walk_tree(const std::string& root) {
     r.path = root;
     r.name_offset = 0;
     r.dir_id = 1;
-    struct stat st{};
+    struct stat st {};
     EXPECT_EQ(lstat(root.c_str(), &st), 0) << root;
     fill_stat(&r, st);
     w.out.push_back(r);
@@ -128,9 +135,8 @@ core::Status scan_with(ScanWriter& writer, const std::string& root, unsigned see
     if (auto s = writer.begin(root); !s) return s;
     auto results = walk_tree(root);
     shuffle_results(&results, seed);
-    core::Status s = feed(std::move(results), 777, [&](std::span<core::WalkResult> b) {
-        return writer.write(b);
-    });
+    core::Status s = feed(std::move(results), 777,
+                          [&](std::span<core::WalkResult> b) { return writer.write(b); });
     if (!s) {
         (void)writer.abort(s, false);
         return s;
@@ -194,13 +200,15 @@ std::string dump_query(Database& db, const std::string& sql) {
 }  // namespace
 
 std::string dump_files(Database& db) {
-    return dump_query(db, "SELECT CAST(path AS BLOB), CAST(name AS BLOB), type, size, blocks,"
-                          " mtime_ns, ctime_ns, mode, uid, gid, dev, ino, nlink, errno FROM files");
+    return dump_query(db,
+                      "SELECT CAST(path AS BLOB), CAST(name AS BLOB), type, size, blocks,"
+                      " mtime_ns, ctime_ns, mode, uid, gid, dev, ino, nlink, errno FROM files");
 }
 
 std::string dump_totals(Database& db) {
-    return dump_query(db, "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth"
-                          " FROM dir_totals");
+    return dump_query(db,
+                      "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth"
+                      " FROM dir_totals");
 }
 
 std::string dump_index(Database& db) {

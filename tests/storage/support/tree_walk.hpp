@@ -46,7 +46,7 @@ core::Status scan_db(const std::string& db_path, const std::string& root, unsign
 
 // A temporary directory removed (recursively) at destruction.
 class TempDir {
-public:
+  public:
     TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
@@ -56,7 +56,7 @@ public:
         return path_ + "/" + name;
     }
 
-private:
+  private:
     std::string path_;
 };
 

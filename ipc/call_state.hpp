@@ -8,12 +8,14 @@
 #pragma once
 
 #include "ipc/responder.hpp"
+#include "ipc/result.hpp"
 
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wsindex::ipc::detail {
@@ -33,6 +35,8 @@ public:
     // ---- producer side (any thread) ----
     // Serialises and queues a reply. block: wait for buffer space (never on the io thread).
     SendResult push_reply(const nlohmann::json& parameters, bool continues, bool block);
+    // The same for parameters already serialised as JSON text (checked like the DOM is).
+    SendResult push_reply_text(std::string_view parameters, bool continues, bool block);
     SendResult push_error(const Error& error);
     // The last Responder copy went away: fail the call if it never got a final reply.
     void abandon();
@@ -52,6 +56,10 @@ public:
     void close();
 
 private:
+    // more() on a call without "more": fails the call with Internal.
+    SendResult refuse_streaming();
+    // Queues an encoded reply frame, or sends the encoder's error instead (final).
+    SendResult push_frame(Result<std::string> frame, bool continues, bool block);
     // Queues a frame under the lock; returns Closed/AlreadyFinished when it cannot.
     SendResult enqueue_locked(std::unique_lock<std::mutex>& lock, std::string frame, bool final,
                               bool block);

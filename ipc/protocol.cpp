@@ -51,6 +51,18 @@ Result<std::string> frame_text(std::string text, const Limits& limits) {
     return text;
 }
 
+// {"continues":true,"parameters":...} or {"parameters":...}, with its NUL, or MessageTooLarge.
+Result<std::string> reply_frame(std::string_view parameters, bool continues, const Limits& limits) {
+    const std::string_view head =
+        continues ? R"({"continues":true,"parameters":)" : R"({"parameters":)";
+    std::string text;
+    text.reserve(head.size() + parameters.size() + 2);  // '}' and the NUL
+    text.append(head);
+    text.append(parameters);
+    text.push_back('}');
+    return frame_text(std::move(text), limits);
+}
+
 Result<std::string> finish_frame(const json& message, const Limits& limits) {
     auto text = dump_json(message);
     if (!text) return invalid_utf8();
@@ -175,10 +187,15 @@ Result<std::string> encode_reply(const Reply& reply, const Limits& limits) {
     auto parameters = reply.parameters.is_object() ? dump_json(reply.parameters)
                                                    : std::optional<std::string>("{}");
     if (!parameters) return invalid_utf8();
-    std::string text = reply.continues ? R"({"continues":true,"parameters":)" : R"({"parameters":)";
-    text += *parameters;
-    text += '}';
-    return frame_text(std::move(text), limits);
+    return reply_frame(*parameters, reply.continues, limits);
+}
+
+Result<std::string> encode_reply_text(std::string_view parameters, bool continues,
+                                      const Limits& limits) {
+    // dump_json refuses a DOM with an invalid string; text gets the same refusal. Checking the
+    // whole text is equivalent: outside strings, JSON text is ASCII.
+    if (!is_valid_utf8(parameters)) return invalid_utf8();
+    return reply_frame(parameters, continues, limits);
 }
 
 std::string encode_error(const Error& error) {

@@ -56,6 +56,11 @@ Result<Reply> parse_reply(std::string_view frame, const Limits& limits = {});
 // or (MessageTooLarge) when the message exceeds limits.max_message_bytes.
 Result<std::string> encode_request(const Request& request, const Limits& limits = {});
 Result<std::string> encode_reply(const Reply& reply, const Limits& limits = {});
+// The same frame for parameters already serialised (the text of one JSON object, e.g. from
+// FindReplyWriter): the same checks — Internal when the text is not valid UTF-8,
+// MessageTooLarge over the cap — without a DOM.
+Result<std::string> encode_reply_text(std::string_view parameters, bool continues,
+                                      const Limits& limits = {});
 // Always succeeds: the message is sanitised, and details that cannot be encoded are dropped.
 std::string encode_error(const Error& error);
 

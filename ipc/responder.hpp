@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 namespace wsindex::ipc {
 
@@ -56,6 +57,12 @@ public:
     SendResult more(const nlohmann::json& parameters);
     // Like more(), but never blocks: WouldBlock when the buffer is full.
     SendResult try_more(const nlohmann::json& parameters);
+    // reply / more / try_more for parameters already serialised: `parameters` is the text of
+    // one JSON object (e.g. FindReplyWriter::take()). Checked as the DOM is (valid UTF-8, the
+    // message cap), with the same results; nothing is parsed or re-serialised.
+    SendResult reply_text(std::string_view parameters);
+    SendResult more_text(std::string_view parameters);
+    SendResult try_more_text(std::string_view parameters);
     // The final reply as an error. Any thread.
     SendResult fail(const Error& error);
 

@@ -1,4 +1,5 @@
 // Server over a real socket: bad input, limits, timeouts, streaming, disconnects, concurrency.
+#include "ipc/bytes_codec.hpp"
 #include "ipc/methods.hpp"
 #include "tests/ipc/support/server_fixture.hpp"
 
@@ -165,6 +166,62 @@ TEST_F(IpcServer, StreamedRepliesArriveInOrderWithContinues) {
     EXPECT_EQ(next, 500u);
     EXPECT_TRUE(saw_final);
     EXPECT_TRUE(client.call("test.Ping", json::object()).ok());
+}
+
+// Responder::more_text / reply_text: serialised parameters arrive as sent, and are refused
+// like a DOM would be (invalid UTF-8: Internal; over the cap: MessageTooLarge; no "more").
+TEST_F(IpcServer, SerialisedRepliesArriveAsSent) {
+    start();
+    Client client = connect();
+    std::vector<json> got;
+    std::vector<bool> continued;
+    auto error = client.call_more(
+        "test.Text", json{{"texts", {R"({"a":1})", R"({"b":"x\"y"})", R"({"entries":[]})"}}},
+        [&](const json& p, bool continues) {
+            got.push_back(p);
+            continued.push_back(continues);
+            return true;
+        });
+    ASSERT_FALSE(error) << error->to_string();
+    EXPECT_EQ(got, (std::vector<json>{json{{"a", 1}}, json{{"b", "x\"y"}}, json{{"entries", json::array()}}}));
+    EXPECT_EQ(continued, (std::vector<bool>{true, true, false}));
+    std::lock_guard lock(text_mutex_);
+    EXPECT_EQ(text_results_, (std::vector<SendResult>{SendResult::Sent, SendResult::Sent, SendResult::Sent}));
+}
+
+TEST_F(IpcServer, SerialisedRepliesAreCheckedLikeTheDom) {
+    ServerOptions options;
+    options.limits.max_message_bytes = 1000;
+    start(options);
+    Client client = connect();
+    auto call = [&](const std::string& text, std::size_t pad) -> std::optional<Error> {
+        auto reply = client.call("test.Text", json{{"texts", {encode_bytes(text)}}, {"pad", pad}});
+        return reply.ok() ? std::nullopt : std::optional<Error>(reply.error());
+    };
+    auto bad = call("{\"path\":\"\xFF\"}", 0);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->kind, ErrorKind::Internal);
+    {
+        std::lock_guard lock(text_mutex_);
+        EXPECT_EQ(text_results_, std::vector<SendResult>{SendResult::EncodeFailed});
+    }
+    EXPECT_FALSE(call("{}", 1000 - 17));  // {"parameters":{} and pad}: exactly the cap
+    auto big = call("{}", 1000 - 16);
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->kind, ErrorKind::MessageTooLarge);
+    {
+        std::lock_guard lock(text_mutex_);
+        EXPECT_EQ(text_results_, std::vector<SendResult>{SendResult::TooLarge});
+    }
+    // more_text on a call without "more" fails the call (test.Text streams all but the last).
+    Client plain = connect();
+    auto reply = plain.call("test.Text", json{{"texts", {"{}", "{}"}}});
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, ErrorKind::Internal);
+    std::lock_guard lock(text_mutex_);
+    ASSERT_EQ(text_results_.size(), 2u);
+    EXPECT_EQ(text_results_[0], SendResult::NotStreaming);
+    EXPECT_EQ(text_results_[1], SendResult::AlreadyFinished);
 }
 
 TEST_F(IpcServer, StreamingToACallWithoutMoreIsAnError) {

@@ -1,6 +1,7 @@
 // ServerFixture: the test handlers and the server's lifetime around each test.
 #include "tests/ipc/support/server_fixture.hpp"
 
+#include "ipc/bytes_codec.hpp"
 #include "ipc/methods.hpp"
 
 #include <cstdlib>
@@ -68,6 +69,22 @@ void ServerFixture::start(ServerOptions options) {
         std::lock_guard lock(held_.mutex);
         held_.responders.push_back(std::move(r));
         held_.cv.notify_all();
+    });
+    // test.Text {texts: [bytes, ...], pad}: parameters already serialised (each followed by
+    // `pad` spaces, to make replies larger than their request). Every text but the last goes
+    // out with more_text, the last with reply_text; what each returned is in text_results_.
+    server_->add_method("test.Text", [this](Call call, Responder r) {
+        const auto pad = call.parameters.value("pad", std::size_t{0});
+        std::vector<std::string> texts;
+        for (const json& t : call.parameters.value("texts", json::array())) {
+            texts.push_back(decode_bytes(t, "texts").value() + std::string(pad, ' '));
+        }
+        std::vector<SendResult> results;
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            results.push_back(i + 1 < texts.size() ? r.more_text(texts[i]) : r.reply_text(texts[i]));
+        }
+        std::lock_guard lock(text_mutex_);
+        text_results_ = std::move(results);
     });
     // test.Stream {count, size, try_first}: a worker thread streams `count` replies of about
     // `size` bytes with sequence numbers, then a final reply. With try_first it uses try_more

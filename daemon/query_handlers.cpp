@@ -11,6 +11,7 @@
 #include "daemon/scan_visibility.hpp"
 #include "daemon/visible_du.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "ipc/find_reply_writer.hpp"
 #include "storage/path_range.hpp"
 #include "storage/queries.hpp"
 #include "storage/regex_guard.hpp"
@@ -106,30 +107,28 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
     // row may the index stop there: anyone else's limit counts visible rows, so the query runs
     // until the sink below has `want` of them (rows stream through it; nothing accumulates).
     query.limit = want == kNoLimit || !view.sees_everything ? 0 : want + 1;
-    ipc::FindReply batch;
+    // Entries are written as JSON text as they are read (no FindReply, no DOM: those were a
+    // third of a find's CPU), a batch per reply: memory stays bounded by the batch.
+    ipc::FindReplyWriter batch;
+    bool truncated = false;
     std::size_t sent = 0;
     bool closed = false;
-    // Rows go out as they are read, a batch per reply: memory stays bounded by the batch.
     const core::Status st = queries.find(query, [&](storage::FileRow& row) {
         if (!visible(row.path)) return true;
         if (sent == want) {
-            batch.truncated = true;
+            truncated = true;
             return false;
         }
-        ipc::FindEntry e;
-        e.path = std::move(row.path);
-        e.type = row.type;
-        e.size = row.has_stat && row.size > 0 ? static_cast<std::uint64_t>(row.size) : 0;
-        e.mtime_ns = row.has_stat ? row.mtime_ns : 0;
-        batch.entries.push_back(std::move(e));
+        batch.add(row.path, row.type,
+                  row.has_stat && row.size > 0 ? static_cast<std::uint64_t>(row.size) : 0,
+                  row.has_stat ? row.mtime_ns : 0);
         ++sent;
-        if (streaming && batch.entries.size() >= ctx.limits.find_batch) {
+        if (streaming && batch.entries() >= ctx.limits.find_batch) {
             // Blocks while the client is behind (backpressure); Closed: it went away.
-            if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) {
+            if (r.more_text(batch.take()) != ipc::SendResult::Sent) {
                 closed = true;
                 return false;
             }
-            batch.entries.clear();
         }
         return true;
     });
@@ -138,10 +137,10 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         r.fail(storage_failure("find", st));
         return;
     }
-    if (p.limit == 0 && batch.truncated) {
+    if (p.limit == 0 && truncated) {
         spdlog::debug("find cut at the daemon's cap of {} results", want);
     }
-    r.reply(ipc::to_json(batch));
+    r.reply_text(batch.take(truncated));
 }
 
 ipc::DuEntry du_entry(const storage::DirTotalsRow& row, std::uint32_t base_depth) {

@@ -2,6 +2,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "ipc/find_reply_reader.hpp"
 #include "ipc/methods.hpp"
 
 #include <chrono>
@@ -78,6 +79,35 @@ int run_find(const Context& ctx, const FindOptions& options) {
     bool truncated = false;
     std::uint64_t count = 0;
     std::optional<ipc::Error> decode_error;
+    auto print = [&](const ipc::FindEntry& entry) {
+        ++count;
+        if (options.null_separated) {
+            write_out(ctx, entry.path);
+            write_out(ctx, std::string_view("\0", 1));
+            return;
+        }
+        if (options.long_format) {
+            write_out(ctx, long_line(entry, escape ? printable(entry.path) : entry.path));
+        } else if (escape) {
+            write_out(ctx, printable(entry.path));
+        } else {
+            write_out(ctx, entry.path);  // no copy: the hot loop of a big answer
+        }
+        write_out(ctx, "\n");
+    };
+    // Replies in the daemon's usual shape are decoded without a DOM; anything else, errors
+    // included, goes the DOM way below. --json keeps the DOM: it passes the daemon's values
+    // through as they are.
+    ipc::FindReplyReader reader;
+    ipc::Client::FrameReader fast;
+    if (!ctx.json) {
+        fast = [&](std::string_view frame) -> std::optional<bool> {
+            if (!reader.read(frame)) return std::nullopt;
+            for (const ipc::FindEntry& entry : reader.entries()) print(entry);
+            if (!reader.continues()) truncated = reader.truncated();
+            return reader.continues();
+        };
+    }
     auto stream_error = client->call_more(
         ipc::method::kFind, ipc::to_json(*params),
         [&](const nlohmann::json& parameters, bool continues) {
@@ -96,20 +126,11 @@ int run_find(const Context& ctx, const FindOptions& options) {
                 decode_error = reply.error();
                 return false;
             }
-            for (const auto& entry : reply->entries) {
-                ++count;
-                if (options.null_separated) {
-                    write_out(ctx, entry.path);
-                    write_out(ctx, std::string_view("\0", 1));
-                    continue;
-                }
-                const std::string path = escape ? printable(entry.path) : entry.path;
-                write_out(ctx, options.long_format ? long_line(entry, path) : path);
-                write_out(ctx, "\n");
-            }
+            for (const auto& entry : reply->entries) print(entry);
             if (!continues) truncated = reply->truncated;
             return true;
-        });
+        },
+        fast);
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
     if (ctx.json) count = collected.size();

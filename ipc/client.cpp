@@ -235,7 +235,11 @@ Result<std::string> Client::read_frame(milliseconds timeout) {
 Result<Reply> Client::read_reply() {
     auto frame = read_frame(options_.reply_timeout);
     if (!frame) return std::move(frame.error());
-    auto reply = parse_reply(frame.value(), options_.limits);
+    return parse_reply_frame(frame.value());
+}
+
+Result<Reply> Client::parse_reply_frame(std::string_view frame) {
+    auto reply = parse_reply(frame, options_.limits);
     if (!reply) {
         const ErrorKind kind = reply.error().kind;
         // After these the server closes the connection; a garbled reply leaves us out of step.
@@ -258,10 +262,18 @@ Result<nlohmann::json> Client::call(std::string_view method, const nlohmann::jso
 }
 
 std::optional<Error> Client::call_more(std::string_view method, const nlohmann::json& parameters,
-                                       const ReplyCallback& on_reply) {
+                                       const ReplyCallback& on_reply, const FrameReader& fast) {
     if (auto error = send_request(method, parameters, true)) return error;
     for (;;) {
-        auto reply = read_reply();
+        auto frame = read_frame(options_.reply_timeout);
+        if (!frame) return std::move(frame.error());
+        if (fast) {
+            if (const std::optional<bool> continues = fast(frame.value())) {
+                if (!*continues) return std::nullopt;
+                continue;
+            }
+        }
+        auto reply = parse_reply_frame(frame.value());
         if (!reply) return std::move(reply.error());
         const bool continues = reply->continues;
         if (!on_reply(reply->parameters, continues)) {

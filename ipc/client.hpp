@@ -48,9 +48,15 @@ public:
     // Sends the request with "more": true and calls on_reply(parameters, continues) for each
     // reply until the last one. on_reply returns false to stop early: the connection is then
     // closed, which tells the server to stop producing. nullopt on success.
+    //
+    // `fast`, when given, is offered each reply frame's text first (without its NUL): it returns
+    // the reply's "continues" when it decoded the frame itself (without a DOM, as
+    // FindReplyReader does), or nullopt to decline, and then the frame is parsed as usual and
+    // goes to on_reply. A fast reader cannot stop the stream; it must decline error messages.
     using ReplyCallback = std::function<bool(const nlohmann::json& parameters, bool continues)>;
+    using FrameReader = std::function<std::optional<bool>(std::string_view frame)>;
     std::optional<Error> call_more(std::string_view method, const nlohmann::json& parameters,
-                                   const ReplyCallback& on_reply);
+                                   const ReplyCallback& on_reply, const FrameReader& fast = {});
 
     [[nodiscard]] bool connected() const { return fd_ >= 0; }
     void set_reply_timeout(std::chrono::milliseconds timeout) { options_.reply_timeout = timeout; }
@@ -63,6 +69,8 @@ private:
     std::optional<Error> send_request(std::string_view method, const nlohmann::json& parameters,
                                       bool more);
     Result<Reply> read_reply();
+    // A frame read as a reply (parse_reply); closes the connection after fatal errors.
+    Result<Reply> parse_reply_frame(std::string_view frame);
     Result<std::string> read_frame(std::chrono::milliseconds timeout);
     Error lost(ErrorKind kind, const std::string& message);
 

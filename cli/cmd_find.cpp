@@ -1,12 +1,12 @@
 // wsctl find [PATTERN]: entries matching a name pattern and filters, streamed as they come.
+#include <chrono>
+#include <cstdio>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "ipc/find_reply_reader.hpp"
 #include "ipc/methods.hpp"
-
-#include <chrono>
-#include <cstdio>
 
 namespace wsindex::cli {
 
@@ -23,7 +23,7 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
                                             int& code) {
     ipc::FindParams params;
     params.pattern = options.pattern;
-    params.match = options.regex ? ipc::MatchMode::Regex
+    params.match = options.regex  ? ipc::MatchMode::Regex
                    : options.glob ? ipc::MatchMode::Glob
                                   : ipc::MatchMode::Substring;
     params.case_insensitive = options.ignore_case;
@@ -36,7 +36,8 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
     }
     SizeRange range;
     for (const auto& size : options.sizes) {
-        if (!add_size_bound(size, range, error)) return code = usage_error(ctx, error), std::nullopt;
+        if (!add_size_bound(size, range, error))
+            return code = usage_error(ctx, error), std::nullopt;
     }
     params.min_size = range.min;
     params.max_size = range.max;
@@ -63,8 +64,10 @@ std::string long_line(const ipc::FindEntry& entry, const std::string& path) {
 }  // namespace
 
 int run_find(const Context& ctx, const FindOptions& options) {
-    if (options.null_separated && ctx.json) return usage_error(ctx, "-0 and --json exclude each other");
-    if (options.null_separated && options.long_format) return usage_error(ctx, "-0 and -l exclude each other");
+    if (options.null_separated && ctx.json)
+        return usage_error(ctx, "-0 and --json exclude each other");
+    if (options.null_separated && options.long_format)
+        return usage_error(ctx, "-0 and -l exclude each other");
     int code = 0;
     const auto params = build_params(ctx, options, code);
     if (!params) return code;
@@ -118,7 +121,8 @@ int run_find(const Context& ctx, const FindOptions& options) {
                     for (const auto& entry : *it) collected.push_back(entry);
                 }
                 const auto t = parameters.find("truncated");
-                if (!continues && t != parameters.end() && t->is_boolean()) truncated = t->get<bool>();
+                if (!continues && t != parameters.end() && t->is_boolean())
+                    truncated = t->get<bool>();
                 return true;
             }
             auto reply = ipc::from_json<ipc::FindReply>(parameters);
@@ -144,7 +148,8 @@ int run_find(const Context& ctx, const FindOptions& options) {
         note(ctx, "stopped at --limit " + std::to_string(options.limit));
     }
     if (ctx.json) {
-        print_json(ctx, nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
+        print_json(ctx,
+                   nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
     }
     return finish(ctx, 0);
 }

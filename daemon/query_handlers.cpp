@@ -1,10 +1,9 @@
 // Query handlers: wsindex.Find, Du, Errors and Scans — on query threads, filtered per caller.
 #include <regex.h>
+#include <spdlog/spdlog.h>
 
 #include <cstring>
 #include <limits>
-
-#include <spdlog/spdlog.h>
 
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
@@ -35,7 +34,8 @@ std::string without_trailing_slash(std::string path) {
 std::optional<ipc::Error> check_regex(const std::string& pattern, bool icase) {
     if (auto why = storage::regex_refusal(pattern)) return ipc::invalid_parameter("pattern", *why);
     regex_t re;
-    const int rc = ::regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+    const int rc =
+        ::regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
     if (rc == 0) {
         ::regfree(&re);
         return std::nullopt;
@@ -49,9 +49,15 @@ storage::FindQuery to_query(const ipc::FindParams& p) {
     storage::FindQuery q;
     q.pattern = p.pattern.value_or("");
     switch (p.match) {
-        case ipc::MatchMode::Substring: q.match = storage::NameMatch::substring; break;
-        case ipc::MatchMode::Glob: q.match = storage::NameMatch::glob; break;
-        case ipc::MatchMode::Regex: q.match = storage::NameMatch::regex; break;
+        case ipc::MatchMode::Substring:
+            q.match = storage::NameMatch::substring;
+            break;
+        case ipc::MatchMode::Glob:
+            q.match = storage::NameMatch::glob;
+            break;
+        case ipc::MatchMode::Regex:
+            q.match = storage::NameMatch::regex;
+            break;
     }
     q.ignore_case = p.case_insensitive;
     q.types = p.types;
@@ -203,8 +209,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             std::vector<storage::DirTotalsRow> biggest;
             // Within --depth levels below the path; depth 0: any depth (docs/protocol.md).
             if (st) {
-                st = queries.biggest_dirs(path, static_cast<std::size_t>(p.top), &biggest,
-                                          p.depth);
+                st = queries.biggest_dirs(path, static_cast<std::size_t>(p.top), &biggest, p.depth);
             }
             rows.insert(rows.end(), biggest.begin(), biggest.end());
         } else {
@@ -233,7 +238,8 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             return;
         }
         if (!whole) {
-            if (auto st2 = visible_du_rows(q.db, path, view, p.depth, p.top, &reply.entries); !st2) {
+            if (auto st2 = visible_du_rows(q.db, path, view, p.depth, p.top, &reply.entries);
+                !st2) {
                 r.fail(storage_failure("du", st2));
                 return;
             }

@@ -1,9 +1,9 @@
 // CallState: ordered, bounded, cancellable reply queue of one call.
 #include "ipc/call_state.hpp"
 
-#include "ipc/protocol.hpp"
-
 #include <utility>
+
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc::detail {
 

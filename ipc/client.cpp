@@ -55,7 +55,8 @@ Error connect_error(int err, const std::string& path, milliseconds timeout) {
         case EACCES:
         case EPERM:
             return make_error(ErrorKind::PermissionDenied,
-                              "permission denied connecting to " + path + describe_socket_file(path) +
+                              "permission denied connecting to " + path +
+                                  describe_socket_file(path) +
                                   ": you need write access to the socket (its group, or run your "
                                   "own wsindexd)");
         case EAGAIN:
@@ -87,14 +88,15 @@ Result<Client> Client::connect(const std::string& path, ClientOptions options) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof addr.sun_path) {
-        return make_error(ErrorKind::ConnectFailed,
-                          "socket path '" + path + "' must be 1 to " +
-                              std::to_string(sizeof addr.sun_path - 1) + " bytes");
+        return make_error(ErrorKind::ConnectFailed, "socket path '" + path + "' must be 1 to " +
+                                                        std::to_string(sizeof addr.sun_path - 1) +
+                                                        " bytes");
     }
     std::memcpy(addr.sun_path, path.data(), path.size());
 
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return make_error(ErrorKind::ConnectFailed, std::string("socket: ") + std::strerror(errno));
+    if (fd < 0)
+        return make_error(ErrorKind::ConnectFailed, std::string("socket: ") + std::strerror(errno));
     // A blocking connect on AF_UNIX waits for room in a full backlog for at most SO_SNDTIMEO.
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(options.connect_timeout.count() / 1000);

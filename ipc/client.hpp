@@ -8,18 +8,17 @@
 // Not thread-safe: one thread uses a Client at a time.
 #pragma once
 
-#include "ipc/frame_decoder.hpp"
-#include "ipc/protocol.hpp"
-#include "ipc/result.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "ipc/frame_decoder.hpp"
+#include "ipc/protocol.hpp"
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 
@@ -32,7 +31,7 @@ struct ClientOptions {
 };
 
 class Client {
-public:
+  public:
     static Result<Client> connect(const std::string& path, ClientOptions options = {});
 
     Client(Client&& other) noexcept;
@@ -63,7 +62,7 @@ public:
     // Closes the connection (idempotent).
     void close();
 
-private:
+  private:
     Client(int fd, std::string path, ClientOptions options);
 
     std::optional<Error> send_request(std::string_view method, const nlohmann::json& parameters,

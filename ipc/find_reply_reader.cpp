@@ -1,11 +1,11 @@
 // FindReplyReader: a recursive-descent reader of the one message shape it accepts.
 #include "ipc/find_reply_reader.hpp"
 
-#include "ipc/base64.hpp"
-#include "ipc/utf8.hpp"
-
 #include <cstdint>
 #include <limits>
+
+#include "ipc/base64.hpp"
+#include "ipc/utf8.hpp"
 
 namespace wsindex::ipc {
 
@@ -15,7 +15,7 @@ constexpr std::string_view kTypeLetters = "fdlpscb?";  // what from_json<FindEnt
 
 // The text being read. Every method returns false to decline; the position is then meaningless.
 class FindReplyReader::Cursor {
-public:
+  public:
     explicit Cursor(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
 
     void skip_space() {
@@ -52,7 +52,8 @@ public:
         out->clear();
         for (;;) {
             const char* run = p_;
-            while (p_ != end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20) {
+            while (p_ != end_ && *p_ != '"' && *p_ != '\\' &&
+                   static_cast<unsigned char>(*p_) >= 0x20) {
                 ++p_;
             }
             out->append(run, p_);
@@ -95,7 +96,7 @@ public:
         return true;
     }
 
-private:
+  private:
     bool literal(std::string_view word) {
         if (static_cast<std::size_t>(end_ - p_) < word.size() ||
             std::string_view(p_, word.size()) != word) {
@@ -110,26 +111,48 @@ private:
     bool escape(std::string* out) {
         if (p_ == end_) return false;
         switch (*p_++) {
-            case '"': out->push_back('"'); return true;
-            case '\\': out->push_back('\\'); return true;
-            case '/': out->push_back('/'); return true;
-            case 'b': out->push_back('\b'); return true;
-            case 'f': out->push_back('\f'); return true;
-            case 'n': out->push_back('\n'); return true;
-            case 'r': out->push_back('\r'); return true;
-            case 't': out->push_back('\t'); return true;
-            case 'u': break;
-            default: return false;
+            case '"':
+                out->push_back('"');
+                return true;
+            case '\\':
+                out->push_back('\\');
+                return true;
+            case '/':
+                out->push_back('/');
+                return true;
+            case 'b':
+                out->push_back('\b');
+                return true;
+            case 'f':
+                out->push_back('\f');
+                return true;
+            case 'n':
+                out->push_back('\n');
+                return true;
+            case 'r':
+                out->push_back('\r');
+                return true;
+            case 't':
+                out->push_back('\t');
+                return true;
+            case 'u':
+                break;
+            default:
+                return false;
         }
         if (end_ - p_ < 4) return false;
         std::uint32_t cp = 0;
         for (int i = 0; i < 4; ++i) {
             const char c = *p_++;
             cp <<= 4;
-            if (c >= '0' && c <= '9') cp |= static_cast<std::uint32_t>(c - '0');
-            else if (c >= 'a' && c <= 'f') cp |= static_cast<std::uint32_t>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') cp |= static_cast<std::uint32_t>(c - 'A' + 10);
-            else return false;
+            if (c >= '0' && c <= '9')
+                cp |= static_cast<std::uint32_t>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                cp |= static_cast<std::uint32_t>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                cp |= static_cast<std::uint32_t>(c - 'A' + 10);
+            else
+                return false;
         }
         if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates: left to nlohmann
         if (cp < 0x80) {
@@ -201,7 +224,8 @@ bool FindReplyReader::read(std::string_view frame) {
                 } else if (key == "mtime_ns") {
                     bit = 8;
                     if (!in.integer(&negative, &magnitude)) return false;
-                    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+                    constexpr auto kMax =
+                        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
                     if (magnitude > kMax + (negative ? 1 : 0)) return false;
                     e.mtime_ns = negative ? static_cast<std::int64_t>(0 - magnitude)
                                           : static_cast<std::int64_t>(magnitude);

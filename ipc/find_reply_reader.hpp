@@ -16,19 +16,19 @@
 // frames); it only decides which frames are plain enough to read fast.
 #pragma once
 
-#include "ipc/methods.hpp"
-#include "ipc/protocol.hpp"
-
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
+
 namespace wsindex::ipc {
 
 class FindReplyReader {
-public:
+  public:
     explicit FindReplyReader(Limits limits = {}) : limits_(limits) {}
 
     // Decodes one reply frame (without its NUL). True: entries(), continues() and truncated()
@@ -40,7 +40,7 @@ public:
     [[nodiscard]] bool continues() const { return continues_; }
     [[nodiscard]] bool truncated() const { return truncated_; }
 
-private:
+  private:
     class Cursor;
 
     Limits limits_;

@@ -1,9 +1,9 @@
 // FindReplyWriter: FindEntry objects as text, in the key order nlohmann's std::map dumps them.
 #include "ipc/find_reply_writer.hpp"
 
-#include "ipc/json_writer.hpp"
-
 #include <utility>
+
+#include "ipc/json_writer.hpp"
 
 namespace wsindex::ipc {
 

@@ -16,7 +16,7 @@
 namespace wsindex::ipc {
 
 class FindReplyWriter {
-public:
+  public:
     FindReplyWriter();
 
     // Appends one FindEntry. `path` is bytes (encoded as encode_bytes does); `type` is a find
@@ -31,7 +31,7 @@ public:
     // batch: the next one starts empty, with room for as many bytes as this one used.
     std::string take(bool truncated = false);
 
-private:
+  private:
     void start();
 
     std::string text_;  // "{\"entries\":[" and the entries so far, comma-separated

@@ -1,11 +1,11 @@
 // The escaping and number formatting of nlohmann's serializer, written straight into a string.
 #include "ipc/json_writer.hpp"
 
-#include "ipc/base64.hpp"
-#include "ipc/utf8.hpp"
-
 #include <array>
 #include <charconv>
+
+#include "ipc/base64.hpp"
+#include "ipc/utf8.hpp"
 
 namespace wsindex::ipc {
 

@@ -8,14 +8,13 @@
 // Nothing here throws: nlohmann's exceptions are caught at this edge and become Errors.
 #pragma once
 
-#include "ipc/error.hpp"
-#include "ipc/result.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "ipc/error.hpp"
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 
@@ -31,14 +30,14 @@ struct Limits {
 };
 
 struct Request {
-    std::string method;                                       // "wsindex.Find"
-    nlohmann::json parameters = nlohmann::json::object();     // always an object
-    bool more = false;                                        // the caller accepts streamed replies
+    std::string method;                                    // "wsindex.Find"
+    nlohmann::json parameters = nlohmann::json::object();  // always an object
+    bool more = false;                                     // the caller accepts streamed replies
 };
 
 struct Reply {
     nlohmann::json parameters = nlohmann::json::object();  // always an object
-    bool continues = false;  // more replies to this call follow
+    bool continues = false;                                // more replies to this call follow
 };
 
 // Parses one frame (without its NUL) as a request. Every structural problem (not JSON, not an

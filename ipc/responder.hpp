@@ -18,14 +18,13 @@
 // wsindex.Internal ("handler finished without replying") rather than waiting forever.
 #pragma once
 
-#include "ipc/error.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "ipc/error.hpp"
 
 namespace wsindex::ipc {
 
@@ -45,7 +44,7 @@ enum class SendResult {
 };
 
 class Responder {
-public:
+  public:
     // A detached responder: every send returns Closed. Useful as a placeholder.
     Responder() = default;
     explicit Responder(std::shared_ptr<detail::CallState> state);
@@ -77,7 +76,7 @@ public:
     // short: it must not block (set a flag, notify a condition variable).
     void on_close(std::function<void()> fn);
 
-private:
+  private:
     struct Token;
     std::shared_ptr<Token> token_;
 };

@@ -13,8 +13,8 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
     NameIndex index;
     // One read transaction: the generation and the names come from the same snapshot.
     if (auto s = db.exec("BEGIN"); !s) return s;
-    core::Status s = db.query_int64("SELECT value FROM meta WHERE key = 'generation'",
-                                    &index.generation_);
+    core::Status s =
+        db.query_int64("SELECT value FROM meta WHERE key = 'generation'", &index.generation_);
     Statement names;
     if (s) {
         // Joined with dirs: rows of running scans and replaced rows awaiting collection
@@ -69,8 +69,8 @@ std::size_t NameIndex::name_at(std::size_t pos, std::size_t from) const {
 std::size_t NameIndex::find(const std::string& haystack, std::string_view needle,
                             std::size_t from) const {
     if (needle.empty()) return from < haystack.size() ? from : std::string::npos;
-    const void* hit = ::memmem(haystack.data() + from, haystack.size() - from, needle.data(),
-                               needle.size());
+    const void* hit =
+        ::memmem(haystack.data() + from, haystack.size() - from, needle.data(), needle.size());
     if (hit == nullptr) return std::string::npos;
     return static_cast<std::size_t>(static_cast<const char*>(hit) - haystack.data());
 }

@@ -20,7 +20,7 @@ namespace wsindex::storage {
 class Database;
 
 class NameIndex {
-public:
+  public:
     // An entry's key in `entries`: (dir, name).
     struct Key {
         std::int64_t dir;
@@ -41,7 +41,7 @@ public:
     template <typename F>
     void for_each_substring(std::string_view needle, bool ignore_case, F&& on_match) const;
 
-private:
+  private:
     // Index of the name that contains byte offset `pos` of names_, knowing that it is name
     // `from` or a later one (starts_[from] <= pos).
     [[nodiscard]] std::size_t name_at(std::size_t pos, std::size_t from) const;

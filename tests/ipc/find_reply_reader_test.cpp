@@ -1,9 +1,6 @@
 // FindReplyReader: what it accepts it reads exactly as the DOM path does (parse_reply, then
 // from_json<FindReply>); everything else it declines.
 #include "ipc/find_reply_reader.hpp"
-#include "ipc/find_reply_writer.hpp"
-#include "ipc/methods.hpp"
-#include "ipc/protocol.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +8,10 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "ipc/find_reply_writer.hpp"
+#include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -35,8 +36,8 @@ std::optional<Decoded> dom_read(std::string_view frame) {
 
 std::optional<Decoded> fast_read(FindReplyReader& reader, std::string_view frame) {
     if (!reader.read(frame)) return std::nullopt;
-    return Decoded{{reader.entries().begin(), reader.entries().end()}, reader.continues(),
-                   reader.truncated()};
+    return Decoded{
+        {reader.entries().begin(), reader.entries().end()}, reader.continues(), reader.truncated()};
 }
 
 void expect_equal(const Decoded& a, const Decoded& b, std::string_view frame) {
@@ -104,16 +105,17 @@ TEST(FindReplyReader, ReadsWhatTheDaemonSendsLikeTheDom) {
 }
 
 TEST(FindReplyReader, ReadsOtherSpellingsOfTheSameShapeLikeTheDom) {
-    for (const std::string& frame : {
-             R"({"parameters":{}})"s,
-             R"({})"s,
-             R"( { "continues" : false , "parameters" : { "truncated" : true , "entries" : [ ] } } )"s,
-             "{\n\t\"parameters\":{\"entries\":[{\"type\":\"d\",\"size\":0,\"path\":\"/a\"}]}\r\n}"s,
-             R"({"parameters":{"entries":[{}]}})"s,  // every field at its default
-             R"({"parameters":{"entries":[{"path":"\/x\u00e9\u20AC\u0001\"\\\b\f\n\r\t"}]}})"s,
-             R"({"parameters":{"entries":[{"path":{"b64":"L2H/Ygo="},"mtime_ns":-0}]}})"s,
-             R"({"parameters":{"entries":[{"p\u0061th":"/escaped-key"}]}})"s,
-         }) {
+    for (
+        const std::string& frame : {
+            R"({"parameters":{}})"s,
+            R"({})"s,
+            R"( { "continues" : false , "parameters" : { "truncated" : true , "entries" : [ ] } } )"s,
+            "{\n\t\"parameters\":{\"entries\":[{\"type\":\"d\",\"size\":0,\"path\":\"/a\"}]}\r\n}"s,
+            R"({"parameters":{"entries":[{}]}})"s,  // every field at its default
+            R"({"parameters":{"entries":[{"path":"\/x\u00e9\u20AC\u0001\"\\\b\f\n\r\t"}]}})"s,
+            R"({"parameters":{"entries":[{"path":{"b64":"L2H/Ygo="},"mtime_ns":-0}]}})"s,
+            R"({"parameters":{"entries":[{"p\u0061th":"/escaped-key"}]}})"s,
+        }) {
         expect_read_like_dom(frame);
     }
 }
@@ -122,19 +124,19 @@ TEST(FindReplyReader, DeclinesEverythingElse) {
     FindReplyReader reader;
     for (const std::string& frame : {
              R"({"error":"wsindex.Internal","parameters":{"message":"boom"}})"s,
-             R"({"parameters":{"entries":[],"future":1}})"s,        // unknown fields: DOM skips
+             R"({"parameters":{"entries":[],"future":1}})"s,  // unknown fields: DOM skips
              R"({"parameters":{"entries":[{"path":"/a","x":null}]}})"s,
              R"({"parameters":{},"continues":true,"id":7})"s,
              R"({"parameters":{"entries":[{"path":{"b64":"L2E=","x":1}}]}})"s,
              R"({"parameters":{"entries":[]},"parameters":{"entries":[]}})"s,  // duplicates
              R"({"parameters":{"entries":[],"entries":[]}})"s,
              R"({"parameters":{"entries":[{"path":"/a","path":"/b"}]}})"s,
-             R"({"parameters":{"entries":[{"size":5.0}]}})"s,      // floats: the DOM converts
+             R"({"parameters":{"entries":[{"size":5.0}]}})"s,  // floats: the DOM converts
              R"({"parameters":{"entries":[{"size":1e3}]}})"s,
              R"({"parameters":{"entries":[{"size":null}]}})"s,
              R"({"parameters":null})"s,
              R"({"parameters":{"entries":null}})"s,
-             R"({"parameters":{"entries":[{"size":-1}]}})"s,       // errors in the DOM path
+             R"({"parameters":{"entries":[{"size":-1}]}})"s,  // errors in the DOM path
              R"({"parameters":{"entries":[{"size":01}]}})"s,
              R"({"parameters":{"entries":[{"size":18446744073709551616}]}})"s,
              R"({"parameters":{"entries":[{"mtime_ns":9223372036854775808}]}})"s,
@@ -148,17 +150,17 @@ TEST(FindReplyReader, DeclinesEverythingElse) {
              R"({"parameters":{"entries":{}}})"s,
              R"({"parameters":{"truncated":"yes"}})"s,
              R"({"continues":1})"s,
-             R"({"parameters":{"entries":[{"path":"\ud83d\ude00"}]}})"s,  // surrogates: nlohmann's
+             R"({"parameters":{"entries":[{"path":"\ud83d\ude00"}]}})"s,   // surrogates: nlohmann's
              "{\"parameters\":{\"entries\":[{\"path\":\"/bad\xFF\"}]}}"s,  // invalid UTF-8
              "{\"parameters\":{\"entries\":[{\"path\":\"/raw\ncontrol\"}]}}"s,
              R"({"parameters":{"entries":[{"path":"\x"}]}})"s,
-             R"({"parameters":{"entries":[]}} x)"s,               // syntax errors
+             R"({"parameters":{"entries":[]}} x)"s,  // syntax errors
              R"({"parameters":{"entries":[]})"s,
              R"({"parameters":{"entries":[],}})"s,
              R"({"parameters":{"entries":[{"path":"/a"},]}})"s,
              R"([])"s,
              ""s,
-             "\xEF\xBB\xBF{}"s,                                    // a BOM: nlohmann skips it
+             "\xEF\xBB\xBF{}"s,  // a BOM: nlohmann skips it
          }) {
         EXPECT_FALSE(reader.read(frame)) << frame;
     }
@@ -174,7 +176,9 @@ TEST(FindReplyReader, DeclinesEverythingElse) {
 // (bytes deleted, inserted, replaced) never makes the two disagree. Fixed seed: reproducible.
 TEST(FindReplyReader, NeverDisagreesWithTheDomOnDamagedFrames) {
     const std::string good = daemon_frame(tricky_entries(), true, true);
-    const std::string alphabet = "{}[]:,\" \\/0123456789-.eE+truefalsn\x01\xFF\xC3\xA9" "abu";
+    const std::string alphabet =
+        "{}[]:,\" \\/0123456789-.eE+truefalsn\x01\xFF\xC3\xA9"
+        "abu";
     std::mt19937_64 rng(5);
     FindReplyReader reader;
     int accepted = 0;
@@ -185,9 +189,15 @@ TEST(FindReplyReader, NeverDisagreesWithTheDomOnDamagedFrames) {
             const std::size_t at = rng() % frame.size();
             const char c = alphabet[rng() % alphabet.size()];
             switch (rng() % 3) {
-                case 0: frame.erase(at, 1); break;
-                case 1: frame.insert(frame.begin() + static_cast<std::ptrdiff_t>(at), c); break;
-                default: frame[at] = c; break;
+                case 0:
+                    frame.erase(at, 1);
+                    break;
+                case 1:
+                    frame.insert(frame.begin() + static_cast<std::ptrdiff_t>(at), c);
+                    break;
+                default:
+                    frame[at] = c;
+                    break;
             }
         }
         const auto fast = fast_read(reader, frame);

@@ -1,10 +1,6 @@
 // FindReplyWriter and json_writer: the text written without a DOM is the text nlohmann writes
 // for the same FindReply (byte for byte), for every odd name and extreme number.
-#include "ipc/bytes_codec.hpp"
 #include "ipc/find_reply_writer.hpp"
-#include "ipc/json_writer.hpp"
-#include "ipc/methods.hpp"
-#include "ipc/protocol.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +8,11 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/json_writer.hpp"
+#include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -73,11 +74,11 @@ TEST(FindReplyWriter, TrickyPathsMatchTheDom) {
              "/quote\"d/and\\back\\slash"s,
              "/new\nline"s,
              "/tab\tcr\rff\fbs\b"s,
-             "/nul\0in the middle"s,          // valid UTF-8: written as \u0000
-             "/del\x7f"s,                     // DEL is not escaped by nlohmann either
+             "/nul\0in the middle"s,  // valid UTF-8: written as \u0000
+             "/del\x7f"s,             // DEL is not escaped by nlohmann either
              "/r\xC3\xA9sum\xC3\xA9 \xF0\x9F\x98\x80 \xE2\x82\xAC"s,  // é, an emoji, €
-             "/slash/\u2028/\u2029"s,         // passed through as UTF-8, not escaped
-             "/bad\xFF"s,                     // invalid UTF-8: {"b64": ...}
+             "/slash/\u2028/\u2029"s,  // passed through as UTF-8, not escaped
+             "/bad\xFF"s,              // invalid UTF-8: {"b64": ...}
              "/lone\x80"s,
              "/overlong\xC0\xAF"s,
              "/surrogate\xED\xA0\x80"s,
@@ -100,9 +101,13 @@ TEST(FindReplyWriter, TrickyPathsMatchTheDom) {
 
 TEST(FindReplyWriter, InvalidPathsUseTheBase64ObjectOfEncodeBytes) {
     FindReplyWriter writer;
-    writer.add("/a\xFF" "b\n", 'f', 5, 0);
+    writer.add(
+        "/a\xFF"
+        "b\n",
+        'f', 5, 0);
     const json parsed = json::parse(writer.take());
-    EXPECT_EQ(parsed["entries"][0]["path"], encode_bytes("/a\xFF" "b\n"));
+    EXPECT_EQ(parsed["entries"][0]["path"], encode_bytes("/a\xFF"
+                                                         "b\n"));
     EXPECT_EQ(parsed["entries"][0]["path"], json({{"b64", "L2H/Ygo="}}));  // docs/protocol.md
 }
 
@@ -146,7 +151,8 @@ TEST(FindReplyWriter, TakeStartsAFreshBatch) {
     EXPECT_EQ(writer.entries(), 0u);
     writer.add("/three", 'l', 3, 3);
     const std::string second = writer.take(true);
-    EXPECT_EQ(first, dom_text(FindReply{{entry("/one", 'f', 1, 1), entry("/two", 'd', 2, 2)}, false}));
+    EXPECT_EQ(first,
+              dom_text(FindReply{{entry("/one", 'f', 1, 1), entry("/two", 'd', 2, 2)}, false}));
     EXPECT_EQ(second, dom_text(FindReply{{entry("/three", 'l', 3, 3)}, true}));
     EXPECT_EQ(writer.take(), dom_text(FindReply{}));
 }
@@ -155,14 +161,19 @@ TEST(FindReplyWriter, RandomByteStringsMatchTheDom) {
     // Mostly-valid names with odd bytes sprinkled in: every escaping and encoding branch, in
     // any combination. Fixed seed: a failure reproduces.
     std::mt19937_64 rng(20261203);
-    const std::string alphabet = "abc/.-_ \"\\\n\t\x01\x1f\x7f" "\xC3\xA9" "\xE2\x82\xAC" "\xFF\x80\xED";
+    const std::string alphabet =
+        "abc/.-_ \"\\\n\t\x01\x1f\x7f"
+        "\xC3\xA9"
+        "\xE2\x82\xAC"
+        "\xFF\x80\xED";
     for (int round = 0; round < 50; ++round) {
         FindReply reply;
         for (int i = 0; i < 40; ++i) {
             std::string path = "/";
             const std::size_t len = rng() % 64;
             for (std::size_t k = 0; k < len; ++k) path.push_back(alphabet[rng() % alphabet.size()]);
-            reply.entries.push_back(entry(path, "fdl"[rng() % 3], rng(), static_cast<std::int64_t>(rng())));
+            reply.entries.push_back(
+                entry(path, "fdl"[rng() % 3], rng(), static_cast<std::int64_t>(rng())));
         }
         reply.truncated = round % 2 == 1;
         expect_same(reply);

@@ -1,15 +1,14 @@
 // Server over a real socket: bad input, limits, timeouts, streaming, disconnects, concurrency.
-#include "ipc/bytes_codec.hpp"
-#include "ipc/methods.hpp"
-#include "tests/ipc/support/server_fixture.hpp"
-
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/methods.hpp"
+#include "tests/ipc/support/server_fixture.hpp"
 
 namespace wsindex::ipc::testing {
 namespace {
@@ -60,7 +59,8 @@ TEST_F(IpcServer, GarbageGetsInvalidRequestThenClose) {
 
 TEST_F(IpcServer, NonObjectAndMissingMethodAreInvalidRequest) {
     start();
-    for (const std::string& bad : std::vector<std::string>{std::string("[1,2,3]"), std::string("{\"parameters\":{}}"),
+    for (const std::string& bad :
+         std::vector<std::string>{std::string("[1,2,3]"), std::string("{\"parameters\":{}}"),
                                   std::string("{\"method\":\"test.Ping\",\"parameters\":[]}"),
                                   std::string("\xFF\xFE")}) {
         RawConnection raw(path_);
@@ -126,7 +126,8 @@ TEST_F(IpcServer, PipelinedRequestsAreAnsweredInOrder) {
     start();
     RawConnection raw(path_);
     std::string batch;
-    for (int i = 0; i < 10; ++i) batch += frame(R"({"method":"test.Echo","parameters":{"i":)" + std::to_string(i) + "}}");
+    for (int i = 0; i < 10; ++i)
+        batch += frame(R"({"method":"test.Echo","parameters":{"i":)" + std::to_string(i) + "}}");
     ASSERT_TRUE(raw.send(batch));
     for (int i = 0; i < 10; ++i) {
         auto reply = raw.read_frame();
@@ -183,10 +184,12 @@ TEST_F(IpcServer, SerialisedRepliesArriveAsSent) {
             return true;
         });
     ASSERT_FALSE(error) << error->to_string();
-    EXPECT_EQ(got, (std::vector<json>{json{{"a", 1}}, json{{"b", "x\"y"}}, json{{"entries", json::array()}}}));
+    EXPECT_EQ(got, (std::vector<json>{json{{"a", 1}}, json{{"b", "x\"y"}},
+                                      json{{"entries", json::array()}}}));
     EXPECT_EQ(continued, (std::vector<bool>{true, true, false}));
     std::lock_guard lock(text_mutex_);
-    EXPECT_EQ(text_results_, (std::vector<SendResult>{SendResult::Sent, SendResult::Sent, SendResult::Sent}));
+    EXPECT_EQ(text_results_,
+              (std::vector<SendResult>{SendResult::Sent, SendResult::Sent, SendResult::Sent}));
 }
 
 TEST_F(IpcServer, SerialisedRepliesAreCheckedLikeTheDom) {
@@ -240,7 +243,8 @@ TEST_F(IpcServer, BackpressureBoundsTheBufferAndLosesNothing) {
     start(options);
     RawConnection raw(path_);
     constexpr std::uint64_t kCount = 600;
-    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":600,"size":10000,"try_first":true}})")));
+    ASSERT_TRUE(raw.send(frame(
+        R"({"method":"test.Stream","more":true,"parameters":{"count":600,"size":10000,"try_first":true}})")));
     // We read nothing: the socket fills, then the call's buffer, and try_more says WouldBlock.
     ASSERT_TRUE(wait_for(stream_.mutex, stream_.cv, [&] { return stream_.saw_would_block; }));
     {
@@ -347,7 +351,8 @@ TEST_F(IpcServer, ManyConcurrentClients) {
                 return;
             }
             for (int i = 0; i < kCalls; ++i) {
-                const json params{{"t", t}, {"i", i}, {"name", std::string("n\xC3\xA9") + std::to_string(i)}};
+                const json params{
+                    {"t", t}, {"i", i}, {"name", std::string("n\xC3\xA9") + std::to_string(i)}};
                 auto reply = client->call("test.Echo", params);
                 if (!reply || reply.value() != params) ++failures;
             }
@@ -393,7 +398,8 @@ TEST_F(IpcServer, ClientThatStopsReadingIsCutByTheWriteTimeout) {
     options.write_timeout = 300ms;
     start(options);
     RawConnection raw(path_);
-    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":100000000,"size":10000}})")));
+    ASSERT_TRUE(raw.send(frame(
+        R"({"method":"test.Stream","more":true,"parameters":{"count":100000000,"size":10000}})")));
     ASSERT_TRUE(wait_for(stream_.mutex, stream_.cv, [&] { return stream_.done; }));
     std::lock_guard lock(stream_.mutex);
     EXPECT_EQ(stream_.last, SendResult::Closed);

@@ -2,19 +2,19 @@
 // test handlers (ping, echo, peer, typed, stream, text, hold, throw, drop) with observable state.
 #pragma once
 
-#include "ipc/client.hpp"
-#include "ipc/server.hpp"
-#include "tests/ipc/support/raw_connection.hpp"
-
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "ipc/client.hpp"
+#include "ipc/server.hpp"
+#include "tests/ipc/support/raw_connection.hpp"
 
 namespace wsindex::ipc::testing {
 
@@ -40,7 +40,7 @@ struct HeldCalls {
 };
 
 class ServerFixture : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
 

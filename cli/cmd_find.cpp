@@ -1,11 +1,12 @@
 // wsctl find [PATTERN]: entries matching a name pattern and filters, streamed as they come.
+#include <chrono>
+#include <cstdio>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "ipc/find_reply_reader.hpp"
 #include "ipc/methods.hpp"
-
-#include <chrono>
-#include <cstdio>
 
 namespace wsindex::cli {
 
@@ -22,7 +23,7 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
                                             int& code) {
     ipc::FindParams params;
     params.pattern = options.pattern;
-    params.match = options.regex ? ipc::MatchMode::Regex
+    params.match = options.regex  ? ipc::MatchMode::Regex
                    : options.glob ? ipc::MatchMode::Glob
                                   : ipc::MatchMode::Substring;
     params.case_insensitive = options.ignore_case;
@@ -35,7 +36,8 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
     }
     SizeRange range;
     for (const auto& size : options.sizes) {
-        if (!add_size_bound(size, range, error)) return code = usage_error(ctx, error), std::nullopt;
+        if (!add_size_bound(size, range, error))
+            return code = usage_error(ctx, error), std::nullopt;
     }
     params.min_size = range.min;
     params.max_size = range.max;
@@ -62,8 +64,10 @@ std::string long_line(const ipc::FindEntry& entry, const std::string& path) {
 }  // namespace
 
 int run_find(const Context& ctx, const FindOptions& options) {
-    if (options.null_separated && ctx.json) return usage_error(ctx, "-0 and --json exclude each other");
-    if (options.null_separated && options.long_format) return usage_error(ctx, "-0 and -l exclude each other");
+    if (options.null_separated && ctx.json)
+        return usage_error(ctx, "-0 and --json exclude each other");
+    if (options.null_separated && options.long_format)
+        return usage_error(ctx, "-0 and -l exclude each other");
     int code = 0;
     const auto params = build_params(ctx, options, code);
     if (!params) return code;
@@ -78,6 +82,35 @@ int run_find(const Context& ctx, const FindOptions& options) {
     bool truncated = false;
     std::uint64_t count = 0;
     std::optional<ipc::Error> decode_error;
+    auto print = [&](const ipc::FindEntry& entry) {
+        ++count;
+        if (options.null_separated) {
+            write_out(ctx, entry.path);
+            write_out(ctx, std::string_view("\0", 1));
+            return;
+        }
+        if (options.long_format) {
+            write_out(ctx, long_line(entry, escape ? printable(entry.path) : entry.path));
+        } else if (escape) {
+            write_out(ctx, printable(entry.path));
+        } else {
+            write_out(ctx, entry.path);  // no copy: the hot loop of a big answer
+        }
+        write_out(ctx, "\n");
+    };
+    // Replies in the daemon's usual shape are decoded without a DOM; anything else, errors
+    // included, goes the DOM way below. --json keeps the DOM: it passes the daemon's values
+    // through as they are.
+    ipc::FindReplyReader reader;
+    ipc::Client::FrameReader fast;
+    if (!ctx.json) {
+        fast = [&](std::string_view frame) -> std::optional<bool> {
+            if (!reader.read(frame)) return std::nullopt;
+            for (const ipc::FindEntry& entry : reader.entries()) print(entry);
+            if (!reader.continues()) truncated = reader.truncated();
+            return reader.continues();
+        };
+    }
     auto stream_error = client->call_more(
         ipc::method::kFind, ipc::to_json(*params),
         [&](const nlohmann::json& parameters, bool continues) {
@@ -88,7 +121,8 @@ int run_find(const Context& ctx, const FindOptions& options) {
                     for (const auto& entry : *it) collected.push_back(entry);
                 }
                 const auto t = parameters.find("truncated");
-                if (!continues && t != parameters.end() && t->is_boolean()) truncated = t->get<bool>();
+                if (!continues && t != parameters.end() && t->is_boolean())
+                    truncated = t->get<bool>();
                 return true;
             }
             auto reply = ipc::from_json<ipc::FindReply>(parameters);
@@ -96,20 +130,11 @@ int run_find(const Context& ctx, const FindOptions& options) {
                 decode_error = reply.error();
                 return false;
             }
-            for (const auto& entry : reply->entries) {
-                ++count;
-                if (options.null_separated) {
-                    write_out(ctx, entry.path);
-                    write_out(ctx, std::string_view("\0", 1));
-                    continue;
-                }
-                const std::string path = escape ? printable(entry.path) : entry.path;
-                write_out(ctx, options.long_format ? long_line(entry, path) : path);
-                write_out(ctx, "\n");
-            }
+            for (const auto& entry : reply->entries) print(entry);
             if (!continues) truncated = reply->truncated;
             return true;
-        });
+        },
+        fast);
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
     if (ctx.json) count = collected.size();
@@ -123,7 +148,8 @@ int run_find(const Context& ctx, const FindOptions& options) {
         note(ctx, "stopped at --limit " + std::to_string(options.limit));
     }
     if (ctx.json) {
-        print_json(ctx, nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
+        print_json(ctx,
+                   nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
     }
     return finish(ctx, 0);
 }

@@ -1,9 +1,9 @@
 // CallState: ordered, bounded, cancellable reply queue of one call.
 #include "ipc/call_state.hpp"
 
-#include "ipc/protocol.hpp"
-
 #include <utility>
+
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc::detail {
 
@@ -42,15 +42,27 @@ SendResult CallState::enqueue_locked(std::unique_lock<std::mutex>& lock, std::st
     return SendResult::Sent;
 }
 
+SendResult CallState::refuse_streaming() {
+    push_error(make_error(ErrorKind::Internal,
+                          "the method tried to stream replies to a call without \"more\""));
+    return SendResult::NotStreaming;
+}
+
 SendResult CallState::push_reply(const nlohmann::json& parameters, bool continues, bool block) {
-    if (continues && !more_) {
-        push_error(make_error(ErrorKind::Internal,
-                              "the method tried to stream replies to a call without \"more\""));
-        return SendResult::NotStreaming;
-    }
+    if (continues && !more_) return refuse_streaming();
     Limits limits;
     limits.max_message_bytes = max_message_;
-    auto frame = encode_reply(Reply{parameters, continues}, limits);
+    return push_frame(encode_reply(Reply{parameters, continues}, limits), continues, block);
+}
+
+SendResult CallState::push_reply_text(std::string_view parameters, bool continues, bool block) {
+    if (continues && !more_) return refuse_streaming();
+    Limits limits;
+    limits.max_message_bytes = max_message_;
+    return push_frame(encode_reply_text(parameters, continues, limits), continues, block);
+}
+
+SendResult CallState::push_frame(Result<std::string> frame, bool continues, bool block) {
     if (!frame) {
         const Error& error = frame.error();
         push_error(error);

@@ -7,19 +7,21 @@
 // outbox when poked and releases the bytes once they are written, which wakes blocked producers.
 #pragma once
 
-#include "ipc/responder.hpp"
-
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "ipc/responder.hpp"
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc::detail {
 
 class CallState {
-public:
+  public:
     struct Hooks {
         // Asks the session to drain soon (posts to the io thread). Called with the lock held,
         // at most once per drain: it must not call back into this CallState.
@@ -28,11 +30,14 @@ public:
         std::function<bool()> on_io_thread;
     };
 
-    CallState(bool more, std::size_t max_buffered_bytes, std::size_t max_message_bytes, Hooks hooks);
+    CallState(bool more, std::size_t max_buffered_bytes, std::size_t max_message_bytes,
+              Hooks hooks);
 
     // ---- producer side (any thread) ----
     // Serialises and queues a reply. block: wait for buffer space (never on the io thread).
     SendResult push_reply(const nlohmann::json& parameters, bool continues, bool block);
+    // The same for parameters already serialised as JSON text (checked like the DOM is).
+    SendResult push_reply_text(std::string_view parameters, bool continues, bool block);
     SendResult push_error(const Error& error);
     // The last Responder copy went away: fail the call if it never got a final reply.
     void abandon();
@@ -51,7 +56,11 @@ public:
     // The client is gone or the server stops: wake producers, run on_close callbacks.
     void close();
 
-private:
+  private:
+    // more() on a call without "more": fails the call with Internal.
+    SendResult refuse_streaming();
+    // Queues an encoded reply frame, or sends the encoder's error instead (final).
+    SendResult push_frame(Result<std::string> frame, bool continues, bool block);
     // Queues a frame under the lock; returns Closed/AlreadyFinished when it cannot.
     SendResult enqueue_locked(std::unique_lock<std::mutex>& lock, std::string frame, bool final,
                               bool block);
@@ -62,12 +71,12 @@ private:
     Hooks hooks_;
 
     mutable std::mutex mutex_;
-    std::condition_variable space_;  // signalled by release() and close()
+    std::condition_variable space_;   // signalled by release() and close()
     std::deque<std::string> outbox_;  // guarded by mutex_
-    std::size_t buffered_ = 0;       // guarded: bytes pushed and not yet released
-    bool finished_ = false;          // guarded: the final frame was pushed
-    bool closed_ = false;            // guarded: no more sends are accepted
-    bool wake_pending_ = false;      // guarded: a drain is already requested
+    std::size_t buffered_ = 0;        // guarded: bytes pushed and not yet released
+    bool finished_ = false;           // guarded: the final frame was pushed
+    bool closed_ = false;             // guarded: no more sends are accepted
+    bool wake_pending_ = false;       // guarded: a drain is already requested
     std::vector<std::function<void()>> close_callbacks_;  // guarded
 };
 

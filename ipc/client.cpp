@@ -55,7 +55,8 @@ Error connect_error(int err, const std::string& path, milliseconds timeout) {
         case EACCES:
         case EPERM:
             return make_error(ErrorKind::PermissionDenied,
-                              "permission denied connecting to " + path + describe_socket_file(path) +
+                              "permission denied connecting to " + path +
+                                  describe_socket_file(path) +
                                   ": you need write access to the socket (its group, or run your "
                                   "own wsindexd)");
         case EAGAIN:
@@ -87,14 +88,15 @@ Result<Client> Client::connect(const std::string& path, ClientOptions options) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof addr.sun_path) {
-        return make_error(ErrorKind::ConnectFailed,
-                          "socket path '" + path + "' must be 1 to " +
-                              std::to_string(sizeof addr.sun_path - 1) + " bytes");
+        return make_error(ErrorKind::ConnectFailed, "socket path '" + path + "' must be 1 to " +
+                                                        std::to_string(sizeof addr.sun_path - 1) +
+                                                        " bytes");
     }
     std::memcpy(addr.sun_path, path.data(), path.size());
 
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return make_error(ErrorKind::ConnectFailed, std::string("socket: ") + std::strerror(errno));
+    if (fd < 0)
+        return make_error(ErrorKind::ConnectFailed, std::string("socket: ") + std::strerror(errno));
     // A blocking connect on AF_UNIX waits for room in a full backlog for at most SO_SNDTIMEO.
     timeval tv{};
     tv.tv_sec = static_cast<time_t>(options.connect_timeout.count() / 1000);
@@ -235,7 +237,11 @@ Result<std::string> Client::read_frame(milliseconds timeout) {
 Result<Reply> Client::read_reply() {
     auto frame = read_frame(options_.reply_timeout);
     if (!frame) return std::move(frame.error());
-    auto reply = parse_reply(frame.value(), options_.limits);
+    return parse_reply_frame(frame.value());
+}
+
+Result<Reply> Client::parse_reply_frame(std::string_view frame) {
+    auto reply = parse_reply(frame, options_.limits);
     if (!reply) {
         const ErrorKind kind = reply.error().kind;
         // After these the server closes the connection; a garbled reply leaves us out of step.
@@ -258,10 +264,18 @@ Result<nlohmann::json> Client::call(std::string_view method, const nlohmann::jso
 }
 
 std::optional<Error> Client::call_more(std::string_view method, const nlohmann::json& parameters,
-                                       const ReplyCallback& on_reply) {
+                                       const ReplyCallback& on_reply, const FrameReader& fast) {
     if (auto error = send_request(method, parameters, true)) return error;
     for (;;) {
-        auto reply = read_reply();
+        auto frame = read_frame(options_.reply_timeout);
+        if (!frame) return std::move(frame.error());
+        if (fast) {
+            if (const std::optional<bool> continues = fast(frame.value())) {
+                if (!*continues) return std::nullopt;
+                continue;
+            }
+        }
+        auto reply = parse_reply_frame(frame.value());
         if (!reply) return std::move(reply.error());
         const bool continues = reply->continues;
         if (!on_reply(reply->parameters, continues)) {

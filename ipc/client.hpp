@@ -8,18 +8,17 @@
 // Not thread-safe: one thread uses a Client at a time.
 #pragma once
 
-#include "ipc/frame_decoder.hpp"
-#include "ipc/protocol.hpp"
-#include "ipc/result.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "ipc/frame_decoder.hpp"
+#include "ipc/protocol.hpp"
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 
@@ -32,7 +31,7 @@ struct ClientOptions {
 };
 
 class Client {
-public:
+  public:
     static Result<Client> connect(const std::string& path, ClientOptions options = {});
 
     Client(Client&& other) noexcept;
@@ -48,21 +47,29 @@ public:
     // Sends the request with "more": true and calls on_reply(parameters, continues) for each
     // reply until the last one. on_reply returns false to stop early: the connection is then
     // closed, which tells the server to stop producing. nullopt on success.
+    //
+    // `fast`, when given, is offered each reply frame's text first (without its NUL): it returns
+    // the reply's "continues" when it decoded the frame itself (without a DOM, as
+    // FindReplyReader does), or nullopt to decline, and then the frame is parsed as usual and
+    // goes to on_reply. A fast reader cannot stop the stream; it must decline error messages.
     using ReplyCallback = std::function<bool(const nlohmann::json& parameters, bool continues)>;
+    using FrameReader = std::function<std::optional<bool>(std::string_view frame)>;
     std::optional<Error> call_more(std::string_view method, const nlohmann::json& parameters,
-                                   const ReplyCallback& on_reply);
+                                   const ReplyCallback& on_reply, const FrameReader& fast = {});
 
     [[nodiscard]] bool connected() const { return fd_ >= 0; }
     void set_reply_timeout(std::chrono::milliseconds timeout) { options_.reply_timeout = timeout; }
     // Closes the connection (idempotent).
     void close();
 
-private:
+  private:
     Client(int fd, std::string path, ClientOptions options);
 
     std::optional<Error> send_request(std::string_view method, const nlohmann::json& parameters,
                                       bool more);
     Result<Reply> read_reply();
+    // A frame read as a reply (parse_reply); closes the connection after fatal errors.
+    Result<Reply> parse_reply_frame(std::string_view frame);
     Result<std::string> read_frame(std::chrono::milliseconds timeout);
     Error lost(ErrorKind kind, const std::string& message);
 

@@ -1,9 +1,9 @@
 // Frame-level parsing and encoding of requests, replies and errors.
 #include "ipc/protocol.hpp"
 
-#include "ipc/utf8.hpp"
-
 #include <utility>
+
+#include "ipc/utf8.hpp"
 
 namespace wsindex::ipc {
 
@@ -15,13 +15,13 @@ using nlohmann::json;
 // quote the offending bytes, which can be invalid UTF-8: make_error sanitises it.
 Result<json> parse_object(std::string_view frame, const Limits& limits, ErrorKind kind) {
     if (frame.size() > limits.max_message_bytes) {
-        return make_error(ErrorKind::MessageTooLarge,
-                          "message of " + std::to_string(frame.size()) + " bytes exceeds the limit of " +
-                              std::to_string(limits.max_message_bytes));
+        return make_error(ErrorKind::MessageTooLarge, "message of " + std::to_string(frame.size()) +
+                                                          " bytes exceeds the limit of " +
+                                                          std::to_string(limits.max_message_bytes));
     }
     if (nesting_exceeds(frame, limits.max_depth)) {
-        return make_error(kind, "message nests deeper than " + std::to_string(limits.max_depth) +
-                                    " levels");
+        return make_error(
+            kind, "message nests deeper than " + std::to_string(limits.max_depth) + " levels");
     }
     json value;
     try {
@@ -42,13 +42,24 @@ Error invalid_utf8() {
 // The message's text with its NUL, or MessageTooLarge.
 Result<std::string> frame_text(std::string text, const Limits& limits) {
     if (text.size() > limits.max_message_bytes) {
-        return make_error(ErrorKind::MessageTooLarge,
-                          "message of " + std::to_string(text.size()) +
-                              " bytes exceeds the limit of " +
-                              std::to_string(limits.max_message_bytes));
+        return make_error(ErrorKind::MessageTooLarge, "message of " + std::to_string(text.size()) +
+                                                          " bytes exceeds the limit of " +
+                                                          std::to_string(limits.max_message_bytes));
     }
     text.push_back('\0');
     return text;
+}
+
+// {"continues":true,"parameters":...} or {"parameters":...}, with its NUL, or MessageTooLarge.
+Result<std::string> reply_frame(std::string_view parameters, bool continues, const Limits& limits) {
+    const std::string_view head =
+        continues ? R"({"continues":true,"parameters":)" : R"({"parameters":)";
+    std::string text;
+    text.reserve(head.size() + parameters.size() + 2);  // '}' and the NUL
+    text.append(head);
+    text.append(parameters);
+    text.push_back('}');
+    return frame_text(std::move(text), limits);
 }
 
 Result<std::string> finish_frame(const json& message, const Limits& limits) {
@@ -75,9 +86,12 @@ bool nesting_exceeds(std::string_view text, std::size_t max_depth) {
     bool escaped = false;
     for (const char c : text) {
         if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
             continue;
         }
         if (c == '"') {
@@ -98,8 +112,10 @@ Result<Request> parse_request(std::string_view frame, const Limits& limits) {
 
     Request request;
     const auto method = message.find("method");
-    if (method == message.end()) return make_error(ErrorKind::InvalidRequest, "request has no \"method\"");
-    if (!method->is_string()) return make_error(ErrorKind::InvalidRequest, "\"method\" must be a string");
+    if (method == message.end())
+        return make_error(ErrorKind::InvalidRequest, "request has no \"method\"");
+    if (!method->is_string())
+        return make_error(ErrorKind::InvalidRequest, "\"method\" must be a string");
     request.method = method->get<std::string>();
     if (request.method.empty()) return make_error(ErrorKind::InvalidRequest, "\"method\" is empty");
 
@@ -112,7 +128,8 @@ Result<Request> parse_request(std::string_view frame, const Limits& limits) {
     }
     const auto more = message.find("more");
     if (more != message.end() && !more->is_null()) {
-        if (!more->is_boolean()) return make_error(ErrorKind::InvalidRequest, "\"more\" must be a boolean");
+        if (!more->is_boolean())
+            return make_error(ErrorKind::InvalidRequest, "\"more\" must be a boolean");
         request.more = more->get<bool>();
     }
     return request;
@@ -140,7 +157,8 @@ Result<Reply> parse_reply(std::string_view frame, const Limits& limits) {
 
     const auto error_it = message.find("error");
     if (error_it != message.end() && !error_it->is_null()) {
-        if (!error_it->is_string()) return make_error(ErrorKind::Protocol, "reply \"error\" is not a string");
+        if (!error_it->is_string())
+            return make_error(ErrorKind::Protocol, "reply \"error\" is not a string");
         Error error;
         error.name = error_it->get<std::string>();
         error.kind = error_kind_from_name(error.name);
@@ -155,7 +173,8 @@ Result<Reply> parse_reply(std::string_view frame, const Limits& limits) {
     reply.parameters = std::move(parameters);
     const auto continues = message.find("continues");
     if (continues != message.end() && !continues->is_null()) {
-        if (!continues->is_boolean()) return make_error(ErrorKind::Protocol, "reply \"continues\" is not a boolean");
+        if (!continues->is_boolean())
+            return make_error(ErrorKind::Protocol, "reply \"continues\" is not a boolean");
         reply.continues = continues->get<bool>();
     }
     return reply;
@@ -175,15 +194,19 @@ Result<std::string> encode_reply(const Reply& reply, const Limits& limits) {
     auto parameters = reply.parameters.is_object() ? dump_json(reply.parameters)
                                                    : std::optional<std::string>("{}");
     if (!parameters) return invalid_utf8();
-    std::string text = reply.continues ? R"({"continues":true,"parameters":)" : R"({"parameters":)";
-    text += *parameters;
-    text += '}';
-    return frame_text(std::move(text), limits);
+    return reply_frame(*parameters, reply.continues, limits);
+}
+
+Result<std::string> encode_reply_text(std::string_view parameters, bool continues,
+                                      const Limits& limits) {
+    // dump_json refuses a DOM with an invalid string; text gets the same refusal. Checking the
+    // whole text is equivalent: outside strings, JSON text is ASCII.
+    if (!is_valid_utf8(parameters)) return invalid_utf8();
+    return reply_frame(parameters, continues, limits);
 }
 
 std::string encode_error(const Error& error) {
-    const std::string name =
-        !error.name.empty() ? error.name : std::string(error_name(error.kind));
+    const std::string name = !error.name.empty() ? error.name : std::string(error_name(error.kind));
     json parameters = error.details.is_object() ? error.details : json::object();
     parameters["message"] = sanitize_utf8(error.message);
     json message{{"error", sanitize_utf8(name)}, {"parameters", std::move(parameters)}};

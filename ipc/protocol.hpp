@@ -8,14 +8,13 @@
 // Nothing here throws: nlohmann's exceptions are caught at this edge and become Errors.
 #pragma once
 
-#include "ipc/error.hpp"
-#include "ipc/result.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "ipc/error.hpp"
+#include "ipc/result.hpp"
 
 namespace wsindex::ipc {
 
@@ -31,14 +30,14 @@ struct Limits {
 };
 
 struct Request {
-    std::string method;                                       // "wsindex.Find"
-    nlohmann::json parameters = nlohmann::json::object();     // always an object
-    bool more = false;                                        // the caller accepts streamed replies
+    std::string method;                                    // "wsindex.Find"
+    nlohmann::json parameters = nlohmann::json::object();  // always an object
+    bool more = false;                                     // the caller accepts streamed replies
 };
 
 struct Reply {
     nlohmann::json parameters = nlohmann::json::object();  // always an object
-    bool continues = false;  // more replies to this call follow
+    bool continues = false;                                // more replies to this call follow
 };
 
 // Parses one frame (without its NUL) as a request. Every structural problem (not JSON, not an
@@ -56,6 +55,11 @@ Result<Reply> parse_reply(std::string_view frame, const Limits& limits = {});
 // or (MessageTooLarge) when the message exceeds limits.max_message_bytes.
 Result<std::string> encode_request(const Request& request, const Limits& limits = {});
 Result<std::string> encode_reply(const Reply& reply, const Limits& limits = {});
+// The same frame for parameters already serialised (the text of one JSON object, e.g. from
+// FindReplyWriter): the same checks — Internal when the text is not valid UTF-8,
+// MessageTooLarge over the cap — without a DOM.
+Result<std::string> encode_reply_text(std::string_view parameters, bool continues,
+                                      const Limits& limits = {});
 // Always succeeds: the message is sanitised, and details that cannot be encoded are dropped.
 std::string encode_error(const Error& error);
 

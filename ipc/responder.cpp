@@ -33,6 +33,21 @@ SendResult Responder::try_more(const nlohmann::json& parameters) {
     return token_->state->push_reply(parameters, true, false);
 }
 
+SendResult Responder::reply_text(std::string_view parameters) {
+    if (!token_) return SendResult::Closed;
+    return token_->state->push_reply_text(parameters, false, false);
+}
+
+SendResult Responder::more_text(std::string_view parameters) {
+    if (!token_) return SendResult::Closed;
+    return token_->state->push_reply_text(parameters, true, true);
+}
+
+SendResult Responder::try_more_text(std::string_view parameters) {
+    if (!token_) return SendResult::Closed;
+    return token_->state->push_reply_text(parameters, true, false);
+}
+
 SendResult Responder::fail(const Error& error) {
     if (!token_) return SendResult::Closed;
     return token_->state->push_error(error);

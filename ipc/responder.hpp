@@ -18,13 +18,13 @@
 // wsindex.Internal ("handler finished without replying") rather than waiting forever.
 #pragma once
 
-#include "ipc/error.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "ipc/error.hpp"
 
 namespace wsindex::ipc {
 
@@ -44,7 +44,7 @@ enum class SendResult {
 };
 
 class Responder {
-public:
+  public:
     // A detached responder: every send returns Closed. Useful as a placeholder.
     Responder() = default;
     explicit Responder(std::shared_ptr<detail::CallState> state);
@@ -56,6 +56,12 @@ public:
     SendResult more(const nlohmann::json& parameters);
     // Like more(), but never blocks: WouldBlock when the buffer is full.
     SendResult try_more(const nlohmann::json& parameters);
+    // reply / more / try_more for parameters already serialised: `parameters` is the text of
+    // one JSON object (e.g. FindReplyWriter::take()). Checked as the DOM is (valid UTF-8, the
+    // message cap), with the same results; nothing is parsed or re-serialised.
+    SendResult reply_text(std::string_view parameters);
+    SendResult more_text(std::string_view parameters);
+    SendResult try_more_text(std::string_view parameters);
     // The final reply as an error. Any thread.
     SendResult fail(const Error& error);
 
@@ -70,7 +76,7 @@ public:
     // short: it must not block (set a flag, notify a condition variable).
     void on_close(std::function<void()> fn);
 
-private:
+  private:
     struct Token;
     std::shared_ptr<Token> token_;
 };

@@ -20,7 +20,7 @@ namespace wsindex::storage {
 class Database;
 
 class NameIndex {
-public:
+  public:
     // An entry's key in `entries`: (dir, name).
     struct Key {
         std::int64_t dir;
@@ -41,9 +41,10 @@ public:
     template <typename F>
     void for_each_substring(std::string_view needle, bool ignore_case, F&& on_match) const;
 
-private:
-    // Index of the name that contains byte offset `pos` of names_.
-    [[nodiscard]] std::size_t name_at(std::size_t pos) const;
+  private:
+    // Index of the name that contains byte offset `pos` of names_, knowing that it is name
+    // `from` or a later one (starts_[from] <= pos).
+    [[nodiscard]] std::size_t name_at(std::size_t pos, std::size_t from) const;
     [[nodiscard]] Key key(std::size_t i) const {
         const std::size_t begin = starts_[i];
         const std::size_t end = i + 1 < starts_.size() ? starts_[i + 1] - 1 : names_.size() - 1;
@@ -69,13 +70,15 @@ void NameIndex::for_each_substring(std::string_view needle, bool ignore_case, F&
     }
     const std::string& haystack = ignore_case ? folded_ : names_;
     std::size_t pos = 0;
+    std::size_t next = 0;  // hits come in order: the next one is in this name or a later one
     while (pos < haystack.size()) {
         const std::size_t hit = find(haystack, folded_needle, pos);
         if (hit == std::string::npos) return;
-        const std::size_t i = name_at(hit);
+        const std::size_t i = name_at(hit, next);
         if (!on_match(key(i))) return;
         // Skip the rest of this name: one report per name.
-        pos = i + 1 < starts_.size() ? starts_[i + 1] : haystack.size();
+        next = i + 1;
+        pos = next < starts_.size() ? starts_[next] : haystack.size();
     }
 }
 

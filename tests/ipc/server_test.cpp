@@ -1,14 +1,14 @@
 // Server over a real socket: bad input, limits, timeouts, streaming, disconnects, concurrency.
-#include "ipc/methods.hpp"
-#include "tests/ipc/support/server_fixture.hpp"
-
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/methods.hpp"
+#include "tests/ipc/support/server_fixture.hpp"
 
 namespace wsindex::ipc::testing {
 namespace {
@@ -59,7 +59,8 @@ TEST_F(IpcServer, GarbageGetsInvalidRequestThenClose) {
 
 TEST_F(IpcServer, NonObjectAndMissingMethodAreInvalidRequest) {
     start();
-    for (const std::string& bad : std::vector<std::string>{std::string("[1,2,3]"), std::string("{\"parameters\":{}}"),
+    for (const std::string& bad :
+         std::vector<std::string>{std::string("[1,2,3]"), std::string("{\"parameters\":{}}"),
                                   std::string("{\"method\":\"test.Ping\",\"parameters\":[]}"),
                                   std::string("\xFF\xFE")}) {
         RawConnection raw(path_);
@@ -125,7 +126,8 @@ TEST_F(IpcServer, PipelinedRequestsAreAnsweredInOrder) {
     start();
     RawConnection raw(path_);
     std::string batch;
-    for (int i = 0; i < 10; ++i) batch += frame(R"({"method":"test.Echo","parameters":{"i":)" + std::to_string(i) + "}}");
+    for (int i = 0; i < 10; ++i)
+        batch += frame(R"({"method":"test.Echo","parameters":{"i":)" + std::to_string(i) + "}}");
     ASSERT_TRUE(raw.send(batch));
     for (int i = 0; i < 10; ++i) {
         auto reply = raw.read_frame();
@@ -167,6 +169,64 @@ TEST_F(IpcServer, StreamedRepliesArriveInOrderWithContinues) {
     EXPECT_TRUE(client.call("test.Ping", json::object()).ok());
 }
 
+// Responder::more_text / reply_text: serialised parameters arrive as sent, and are refused
+// like a DOM would be (invalid UTF-8: Internal; over the cap: MessageTooLarge; no "more").
+TEST_F(IpcServer, SerialisedRepliesArriveAsSent) {
+    start();
+    Client client = connect();
+    std::vector<json> got;
+    std::vector<bool> continued;
+    auto error = client.call_more(
+        "test.Text", json{{"texts", {R"({"a":1})", R"({"b":"x\"y"})", R"({"entries":[]})"}}},
+        [&](const json& p, bool continues) {
+            got.push_back(p);
+            continued.push_back(continues);
+            return true;
+        });
+    ASSERT_FALSE(error) << error->to_string();
+    EXPECT_EQ(got, (std::vector<json>{json{{"a", 1}}, json{{"b", "x\"y"}},
+                                      json{{"entries", json::array()}}}));
+    EXPECT_EQ(continued, (std::vector<bool>{true, true, false}));
+    std::lock_guard lock(text_mutex_);
+    EXPECT_EQ(text_results_,
+              (std::vector<SendResult>{SendResult::Sent, SendResult::Sent, SendResult::Sent}));
+}
+
+TEST_F(IpcServer, SerialisedRepliesAreCheckedLikeTheDom) {
+    ServerOptions options;
+    options.limits.max_message_bytes = 1000;
+    start(options);
+    Client client = connect();
+    auto call = [&](const std::string& text, std::size_t pad) -> std::optional<Error> {
+        auto reply = client.call("test.Text", json{{"texts", {encode_bytes(text)}}, {"pad", pad}});
+        return reply.ok() ? std::nullopt : std::optional<Error>(reply.error());
+    };
+    auto bad = call("{\"path\":\"\xFF\"}", 0);
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->kind, ErrorKind::Internal);
+    {
+        std::lock_guard lock(text_mutex_);
+        EXPECT_EQ(text_results_, std::vector<SendResult>{SendResult::EncodeFailed});
+    }
+    EXPECT_FALSE(call("{}", 1000 - 17));  // {"parameters":{} and pad}: exactly the cap
+    auto big = call("{}", 1000 - 16);
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->kind, ErrorKind::MessageTooLarge);
+    {
+        std::lock_guard lock(text_mutex_);
+        EXPECT_EQ(text_results_, std::vector<SendResult>{SendResult::TooLarge});
+    }
+    // more_text on a call without "more" fails the call (test.Text streams all but the last).
+    Client plain = connect();
+    auto reply = plain.call("test.Text", json{{"texts", {"{}", "{}"}}});
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, ErrorKind::Internal);
+    std::lock_guard lock(text_mutex_);
+    ASSERT_EQ(text_results_.size(), 2u);
+    EXPECT_EQ(text_results_[0], SendResult::NotStreaming);
+    EXPECT_EQ(text_results_[1], SendResult::AlreadyFinished);
+}
+
 TEST_F(IpcServer, StreamingToACallWithoutMoreIsAnError) {
     start();
     Client client = connect();
@@ -183,7 +243,8 @@ TEST_F(IpcServer, BackpressureBoundsTheBufferAndLosesNothing) {
     start(options);
     RawConnection raw(path_);
     constexpr std::uint64_t kCount = 600;
-    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":600,"size":10000,"try_first":true}})")));
+    ASSERT_TRUE(raw.send(frame(
+        R"({"method":"test.Stream","more":true,"parameters":{"count":600,"size":10000,"try_first":true}})")));
     // We read nothing: the socket fills, then the call's buffer, and try_more says WouldBlock.
     ASSERT_TRUE(wait_for(stream_.mutex, stream_.cv, [&] { return stream_.saw_would_block; }));
     {
@@ -290,7 +351,8 @@ TEST_F(IpcServer, ManyConcurrentClients) {
                 return;
             }
             for (int i = 0; i < kCalls; ++i) {
-                const json params{{"t", t}, {"i", i}, {"name", std::string("n\xC3\xA9") + std::to_string(i)}};
+                const json params{
+                    {"t", t}, {"i", i}, {"name", std::string("n\xC3\xA9") + std::to_string(i)}};
                 auto reply = client->call("test.Echo", params);
                 if (!reply || reply.value() != params) ++failures;
             }
@@ -336,7 +398,8 @@ TEST_F(IpcServer, ClientThatStopsReadingIsCutByTheWriteTimeout) {
     options.write_timeout = 300ms;
     start(options);
     RawConnection raw(path_);
-    ASSERT_TRUE(raw.send(frame(R"({"method":"test.Stream","more":true,"parameters":{"count":100000000,"size":10000}})")));
+    ASSERT_TRUE(raw.send(frame(
+        R"({"method":"test.Stream","more":true,"parameters":{"count":100000000,"size":10000}})")));
     ASSERT_TRUE(wait_for(stream_.mutex, stream_.cv, [&] { return stream_.done; }));
     std::lock_guard lock(stream_.mutex);
     EXPECT_EQ(stream_.last, SendResult::Closed);

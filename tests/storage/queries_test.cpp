@@ -1,12 +1,14 @@
 // Queries against hand-computed expectations, through the name index and through SQL alike.
-#include <algorithm>
-#include <set>
+#include "storage/queries.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
 #include "storage/database.hpp"
 #include "storage/name_index.hpp"
-#include "storage/queries.hpp"
 #include "storage/scan_writer.hpp"
 #include "tests/storage/support/synth.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -44,7 +46,7 @@ std::vector<core::WalkResult> query_tree(bool with_extra = false) {
 }
 
 class QueriesTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         ASSERT_TRUE(ScanWriter::open(dir_ / "index.db", &writer_));
         scan(query_tree());
@@ -79,8 +81,8 @@ protected:
         EXPECT_EQ(pa, pb) << "index and SQL disagree for '" << q.pattern << "'";
         return pa;
     }
-    std::vector<std::string> find(const std::string& pattern, NameMatch match = NameMatch::substring,
-                                  bool icase = false) {
+    std::vector<std::string> find(const std::string& pattern,
+                                  NameMatch match = NameMatch::substring, bool icase = false) {
         FindQuery q;
         q.pattern = pattern;
         q.match = match;
@@ -110,6 +112,31 @@ TEST_F(QueriesTest, SubstringIsTheDefaultAndUsesTheIndex) {
     ASSERT_TRUE(q.find(fq, &rows));
     EXPECT_TRUE(q.last_used_index());
     EXPECT_EQ(rows.size(), 2u);
+}
+
+// The index locates each hit by galloping from the previous one: hits next to each other,
+// a power of two apart (the gallop's boundaries) or far apart, the first and the last name.
+TEST_F(QueriesTest, IndexFindsHitsAtEveryDistanceApart) {
+    Synth t("/q");
+    const auto dir = t.dir(1, "many");
+    std::set<int> hits = {0,  1,  2,   4,   5,   8,   9,    16,   17,   31,   33,
+                          64, 65, 127, 129, 255, 256, 1000, 1023, 1024, 2047, 2999};
+    Paths expected;
+    for (int k = 0; k < 3000; ++k) {
+        char name[32];
+        std::snprintf(name, sizeof name, "%s%04d", hits.count(k) != 0 ? "hit" : "name", k);
+        t.file(dir, name, 1, 1);
+        if (hits.count(k) != 0) expected.push_back("/q/many/" + std::string(name));
+    }
+    scan(t.results());
+    ASSERT_TRUE(NameIndex::load(db_, &index_));
+    EXPECT_EQ(find("hit"), expected);                   // (sorted; "hit" sorts before "name")
+    EXPECT_EQ(find("2999"), Paths{"/q/many/hit2999"});  // the last name of the index
+    EXPECT_EQ(find("name0003"), Paths{"/q/many/name0003"});
+    FindQuery every_miss;  // "e": in each "name" once or twice, reported once per name
+    every_miss.pattern = "e";
+    every_miss.limit = 0;
+    EXPECT_EQ(find(every_miss).size(), 3000u - hits.size());
 }
 
 // An index answer without an order goes to the sink row by row (the daemon sends batches while
@@ -186,7 +213,8 @@ TEST_F(QueriesTest, MetadataFilters) {
     q = {};
     q.min_mtime_ns = 1000;
     q.max_mtime_ns = 2000;
-    EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/main.cpp"}));
+    EXPECT_EQ(find(q),
+              (Paths{"/q/docs/Report-final.TXT", "/q/docs/report.txt", "/q/src/main.cpp"}));
     q = {};
     q.uid = 2;
     EXPECT_EQ(find(q), (Paths{"/q/docs/Report-final.TXT", "/q/src/util.cpp"}));

@@ -1,11 +1,12 @@
 // ServerFixture: the test handlers and the server's lifetime around each test.
 #include "tests/ipc/support/server_fixture.hpp"
 
-#include "ipc/methods.hpp"
-
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+
+#include "ipc/bytes_codec.hpp"
+#include "ipc/methods.hpp"
 
 namespace wsindex::ipc::testing {
 
@@ -52,12 +53,16 @@ void ServerFixture::start(ServerOptions options) {
     server_->add_method("test.Ping", [](Call, Responder r) { r.reply(json{{"pong", true}}); });
     server_->add_method("test.Echo", [](Call call, Responder r) { r.reply(call.parameters); });
     server_->add_method("test.Peer", [](Call call, Responder r) {
-        r.reply(json{{"pid", call.peer.pid}, {"uid", call.peer.uid}, {"gid", call.peer.gid},
+        r.reply(json{{"pid", call.peer.pid},
+                     {"uid", call.peer.uid},
+                     {"gid", call.peer.gid},
                      {"valid", call.peer.valid}});
     });
-    server_->add_typed_method<FindParams>(
-        "test.Typed", [](const Call&, FindParams p, Responder r) { r.reply(json{{"limit", p.limit}}); });
-    server_->add_method("test.Throw", [](Call, Responder) -> void { throw std::runtime_error("boom"); });
+    server_->add_typed_method<FindParams>("test.Typed", [](const Call&, FindParams p, Responder r) {
+        r.reply(json{{"limit", p.limit}});
+    });
+    server_->add_method("test.Throw",
+                        [](Call, Responder) -> void { throw std::runtime_error("boom"); });
     server_->add_method("test.Drop", [](Call, Responder) {});
     server_->add_method("test.Hold", [this](Call, Responder r) {
         r.on_close([this] {
@@ -68,6 +73,23 @@ void ServerFixture::start(ServerOptions options) {
         std::lock_guard lock(held_.mutex);
         held_.responders.push_back(std::move(r));
         held_.cv.notify_all();
+    });
+    // test.Text {texts: [bytes, ...], pad}: parameters already serialised (each followed by
+    // `pad` spaces, to make replies larger than their request). Every text but the last goes
+    // out with more_text, the last with reply_text; what each returned is in text_results_.
+    server_->add_method("test.Text", [this](Call call, Responder r) {
+        const auto pad = call.parameters.value("pad", std::size_t{0});
+        std::vector<std::string> texts;
+        for (const json& t : call.parameters.value("texts", json::array())) {
+            texts.push_back(decode_bytes(t, "texts").value() + std::string(pad, ' '));
+        }
+        std::vector<SendResult> results;
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            results.push_back(i + 1 < texts.size() ? r.more_text(texts[i])
+                                                   : r.reply_text(texts[i]));
+        }
+        std::lock_guard lock(text_mutex_);
+        text_results_ = std::move(results);
     });
     // test.Stream {count, size, try_first}: a worker thread streams `count` replies of about
     // `size` bytes with sequence numbers, then a final reply. With try_first it uses try_more
@@ -108,7 +130,8 @@ void ServerFixture::start(ServerOptions options) {
                 stream_.sent = i + 1;
                 stream_.max_buffered = std::max(stream_.max_buffered, r.buffered_bytes());
             }
-            if (result == SendResult::Sent) result = r.reply(json{{"done", true}, {"count", count}});
+            if (result == SendResult::Sent)
+                result = r.reply(json{{"done", true}, {"count", count}});
             std::lock_guard lock(stream_.mutex);
             stream_.last = result;
             stream_.done = true;

@@ -1,20 +1,20 @@
 // ServerFixture: a real ipc::Server on a socket in a temporary directory, its io thread, and
-// test handlers (ping, echo, peer, typed, stream, hold, throw, drop) with observable state.
+// test handlers (ping, echo, peer, typed, stream, text, hold, throw, drop) with observable state.
 #pragma once
 
-#include "ipc/client.hpp"
-#include "ipc/server.hpp"
-#include "tests/ipc/support/raw_connection.hpp"
-
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "ipc/client.hpp"
+#include "ipc/server.hpp"
+#include "tests/ipc/support/raw_connection.hpp"
 
 namespace wsindex::ipc::testing {
 
@@ -40,7 +40,7 @@ struct HeldCalls {
 };
 
 class ServerFixture : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override;
     void TearDown() override;
 
@@ -63,6 +63,8 @@ protected:
     std::thread io_thread_;
     StreamRecord stream_;
     HeldCalls held_;
+    std::mutex text_mutex_;
+    std::vector<SendResult> text_results_;  // of the last test.Text call; guarded by text_mutex_
     std::mutex workers_mutex_;
     std::vector<std::thread> workers_;
 };

@@ -61,6 +61,7 @@ core::Status ScanService::open(ScanServiceOptions options, std::unique_ptr<ScanS
         std::lock_guard lock(service->mutex_);
         service->rebuild_due_locked();
     }
+    service->settle();
     service->thread_ = std::thread([s = service.get()] { s->main(); });
     *out = std::move(service);
     return {};
@@ -321,6 +322,8 @@ void ScanService::main() {
         log_outcome(*job);
         notify(*job);
         idle_.notify_all();
+        // After the waiters were told: the checkpoint writes the whole log once more.
+        settle();
         lock.lock();
     }
 }
@@ -389,6 +392,15 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
         error = cancelled ? "cancelled" : (ended ? walked : ended).to_string();
     }
     return Outcome{state, std::move(error)};
+}
+
+void ScanService::settle() {
+    if (auto st = writer_->writer().checkpoint(); !st) {
+        // Not fatal: readers still read the log, only slower; the next scan's writes fail
+        // (and say why) if the disk is the trouble.
+        spdlog::warn("checkpoint after the scan failed: {}", st.to_string());
+    }
+    if (options_.on_settled) options_.on_settled();
 }
 
 void ScanService::log_outcome(const ScanJob& job) {

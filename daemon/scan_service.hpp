@@ -68,6 +68,9 @@ struct ScanServiceOptions {
     // Called after every state change of a job (queued, started, ended), without locks held, on
     // the thread that made it. Must not block; may call snapshot().
     std::function<void(const ScanJob&)> on_change;
+    // Called on the scan thread after each job ended and its log was checkpointed into the
+    // database (and once at start-up): the moment readers can warm up. Must not block.
+    std::function<void()> on_settled;
     // Test seams, on the scan thread: before the walk starts, and after each batch was counted.
     std::function<void(const ScanJob&)> before_walk;
     std::function<void(const ScanJob&)> after_batch;
@@ -123,6 +126,8 @@ class ScanService {
         ipc::ScanState state;
         std::string error;
     };
+    // Scan thread (or open()), no lock held, no scan open: checkpoint, then on_settled.
+    void settle();
     Outcome run_job(const std::shared_ptr<ScanJob>& job);  // scan thread, no lock held
     static void log_outcome(const ScanJob& job);
     void queue_due_roots(std::unique_lock<std::mutex>& lock);

@@ -948,6 +948,16 @@ core::Status ScanWriter::swap_in() {
     return txn.commit();
 }
 
+core::Status ScanWriter::checkpoint() {
+    if (scan_id_ != 0) {
+        return storage_status(StorageErrc::scan_in_progress, "checkpoint during a scan");
+    }
+    const int rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                             nullptr, nullptr);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) return sqlite_status(db_.handle(), rc, "checkpoint");
+    return {};
+}
+
 core::Status ScanWriter::mark_finished(const char* state, const std::string& error) {
     Statement stmt;
     if (auto s = db_.prepare("UPDATE scans SET state = ?, finished_ns = ?, entries = ?,"

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -68,6 +70,41 @@ std::shared_ptr<const ScanJob> enqueue_ok(ScanService& s, const std::string& roo
     auto job = s.enqueue(root);
     EXPECT_TRUE(job.ok()) << (job.ok() ? "" : job.error().to_string());
     return job.ok() ? job.value() : nullptr;
+}
+
+// From the wal-index (the -shm file; https://www.sqlite.org/walformat.html, native byte
+// order): mxFrame, the frames in the log, at byte 16 of the header; nBackfill, the frames
+// already copied into the database file, at byte 96.
+struct WalProgress {
+    std::uint32_t frames = 0;
+    std::uint32_t backfilled = 0;
+};
+
+WalProgress wal_progress(const std::string& db) {
+    std::ifstream shm(db + "-shm", std::ios::binary);
+    char header[100] = {};
+    EXPECT_TRUE(shm.read(header, sizeof header)) << "no wal-index for " << db;
+    WalProgress p;
+    std::memcpy(&p.frames, header + 16, sizeof p.frames);
+    std::memcpy(&p.backfilled, header + 96, sizeof p.backfilled);
+    return p;
+}
+
+TEST(ScanService, CheckpointsTheLogIntoTheDatabaseOnceAScanEnded) {
+    Fixture f;
+    test::Gate settled;
+    settled.open();  // counts arrivals, never holds the scan thread
+    ScanServiceOptions options;
+    options.on_settled = [&] { settled.pass(); };
+    auto service = f.open(std::move(options));
+    ASSERT_TRUE(settled.wait_arrived(1));  // once at start-up
+    ASSERT_TRUE(enqueue_ok(*service, f.tree));
+    ASSERT_TRUE(settled.wait_arrived(2));
+    // Readers now find no page in the log and read the database file through their map.
+    const WalProgress p = wal_progress(f.db);
+    EXPECT_GT(p.frames, 0u);
+    EXPECT_EQ(p.backfilled, p.frames);
+    EXPECT_EQ(f.files_in_index(), f.entries);
 }
 
 TEST(ScanRoot, TypedErrorsBeforeQueueing) {

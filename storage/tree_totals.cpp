@@ -38,15 +38,25 @@ void TreeTotals::add(const core::WalkResult& r) {
 
 void TreeTotals::finish() {
     // Children before parents: deepest first. Depth is known for every directory whose own
-    // record arrived; the walk guarantees that for every directory it gave an id.
-    std::vector<std::uint64_t> order(dirs_.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) {
-        return dirs_[a].depth > dirs_[b].depth;
-    });
-    for (std::uint64_t id : order) {
-        Dir& d = dirs_[id];
-        if (!d.seen || d.parent == 0 || d.parent >= dirs_.size()) continue;
+    // record arrived; the walk guarantees that for every directory it gave an id. One bucket
+    // per depth (a counting sort): linear, where a comparison sort of the ids took ~50 ms of
+    // the scan's serial end on 63k directories (perf, lopsided tree).
+    std::uint32_t max_depth = 0;
+    for (const Dir& d : dirs_) {
+        if (d.seen) max_depth = std::max(max_depth, d.depth);
+    }
+    std::vector<std::size_t> next(max_depth + 2, 0);  // next[depth]: its first slot in order
+    for (const Dir& d : dirs_) {
+        if (d.seen) ++next[d.depth + 1];
+    }
+    std::partial_sum(next.begin(), next.end(), next.begin());
+    std::vector<std::uint64_t> order(next.back());
+    for (std::uint64_t id = 0; id < dirs_.size(); ++id) {
+        if (dirs_[id].seen) order[next[dirs_[id].depth]++] = id;
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Dir& d = dirs_[*it];
+        if (d.parent == 0 || d.parent >= dirs_.size()) continue;
         dirs_[d.parent].single += d.single;
     }
     for (Dir& d : dirs_) d.total = d.single;

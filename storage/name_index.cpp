@@ -18,16 +18,28 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
     Statement names;
     if (s) {
         // Joined with dirs: rows of running scans and replaced rows awaiting collection
-        // have no visible directory.
-        s = db.prepare("SELECT e.dir, e.name FROM dirs AS d JOIN entries AS e ON e.dir = d.id",
-                       &names);
+        // have no visible directory. Directory by directory, in id order.
+        s = db.prepare(
+            "SELECT d.id, d.prefix, e.name FROM dirs AS d JOIN entries AS e ON e.dir = d.id",
+            &names);
     }
     for (bool row = true; s;) {
         s = names.step(&row);
         if (!s || !row) break;
-        index.dirs_.push_back(names.column_int64(0));
+        const std::int64_t dir = names.column_int64(0);
+        if (index.dir_ids_.empty() || index.dir_ids_.back() != dir) {
+            if (index.dir_ids_.size() == UINT32_MAX) {
+                s = core::Status(std::make_error_code(std::errc::value_too_large),
+                                 "name index: too many directories");
+                break;
+            }
+            index.dir_ids_.push_back(dir);
+            index.dir_starts_.push_back(index.dir_prefixes_.size());
+            index.dir_prefixes_.append(names.column_bytes(1));
+        }
+        index.dir_of_.push_back(static_cast<std::uint32_t>(index.dir_ids_.size() - 1));
         index.starts_.push_back(index.names_.size());
-        index.names_.append(names.column_bytes(1));
+        index.names_.append(names.column_bytes(2));
         index.names_.push_back('\0');
     }
     names = {};
@@ -39,14 +51,19 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
     }
     index.names_.shrink_to_fit();
     index.starts_.shrink_to_fit();
-    index.dirs_.shrink_to_fit();
+    index.dir_of_.shrink_to_fit();
+    index.dir_ids_.shrink_to_fit();
+    index.dir_starts_.shrink_to_fit();
+    index.dir_prefixes_.shrink_to_fit();
     *out = std::move(index);
     return {};
 }
 
 std::size_t NameIndex::memory_bytes() const {
     return names_.capacity() + folded_.capacity() + starts_.capacity() * sizeof(std::uint64_t) +
-           dirs_.capacity() * sizeof(std::int64_t);
+           dir_of_.capacity() * sizeof(std::uint32_t) +
+           dir_ids_.capacity() * sizeof(std::int64_t) +
+           dir_starts_.capacity() * sizeof(std::uint64_t) + dir_prefixes_.capacity();
 }
 
 std::size_t NameIndex::name_at(std::size_t pos, std::size_t from) const {

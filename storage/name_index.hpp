@@ -21,10 +21,13 @@ class Database;
 
 class NameIndex {
   public:
-    // An entry's key in `entries`: (dir, name).
+    // An entry's key in `entries`: (dir, name), with its directory's prefix (dirs.prefix: the
+    // directory's path and '/'; empty for dir 0, whose names are whole root paths). The
+    // prefix makes the path without a second lookup in `dirs` per match.
     struct Key {
         std::int64_t dir;
-        std::string_view name;  // points into the index
+        std::string_view name;    // points into the index
+        std::string_view prefix;  // points into the index
     };
 
     // Loads the visible names of `db` in one read transaction, with its generation.
@@ -33,7 +36,7 @@ class NameIndex {
     // The index generation (meta.generation) the names were loaded from; a completed scan
     // increments it, so a different value in the database means this index is stale.
     [[nodiscard]] std::int64_t generation() const { return generation_; }
-    [[nodiscard]] std::size_t size() const { return dirs_.size(); }
+    [[nodiscard]] std::size_t size() const { return dir_of_.size(); }
     [[nodiscard]] std::size_t memory_bytes() const;
 
     // Calls on_match(key) for every name containing `needle` (ASCII case folded when
@@ -48,14 +51,21 @@ class NameIndex {
     [[nodiscard]] Key key(std::size_t i) const {
         const std::size_t begin = starts_[i];
         const std::size_t end = i + 1 < starts_.size() ? starts_[i + 1] - 1 : names_.size() - 1;
-        return {dirs_[i], std::string_view(names_).substr(begin, end - begin)};
+        const std::uint32_t d = dir_of_[i];
+        const std::size_t prefix_end =
+            d + 1 < dir_starts_.size() ? dir_starts_[d + 1] : dir_prefixes_.size();
+        return {dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
+                std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d])};
     }
     std::size_t find(const std::string& haystack, std::string_view needle, std::size_t from) const;
 
     std::string names_;   // name '\0' name '\0' ...: a name never holds NUL, so no false hits
     std::string folded_;  // the same bytes with ASCII A-Z folded to a-z
     std::vector<std::uint64_t> starts_;  // byte offset of each name
-    std::vector<std::int64_t> dirs_;     // directory id of each name
+    std::vector<std::uint32_t> dir_of_;  // each name's directory: an index into the next three
+    std::vector<std::int64_t> dir_ids_;  // the directories' ids, in load (id) order
+    std::vector<std::uint64_t> dir_starts_;  // byte offset of each directory's prefix
+    std::string dir_prefixes_;               // the prefixes, one after the other
     std::int64_t generation_ = -1;
 };
 

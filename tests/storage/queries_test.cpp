@@ -133,6 +133,8 @@ TEST_F(QueriesTest, IndexFindsHitsAtEveryDistanceApart) {
     EXPECT_EQ(find("hit"), expected);                   // (sorted; "hit" sorts before "name")
     EXPECT_EQ(find("2999"), Paths{"/q/many/hit2999"});  // the last name of the index
     EXPECT_EQ(find("name0003"), Paths{"/q/many/name0003"});
+    // The root's key is (dir 0, its whole path), under the empty prefix of dir 0.
+    EXPECT_EQ(find("/q"), Paths{"/q"});
     FindQuery every_miss;  // "e": in each "name" once or twice, reported once per name
     every_miss.pattern = "e";
     every_miss.limit = 0;

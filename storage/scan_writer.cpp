@@ -356,25 +356,32 @@ void ScanWriter::release_scan_memory() {
 core::Status ScanWriter::load_old_dirs() {
     old_dirs_.clear();
     const PrefixRange range = subtree_range(root_);
+    // A top-level root's range usually holds most of the table: one pass over the table in id
+    // order is cheaper than a search of the table for each entry of the prefix index (that
+    // was ~45% of a 0.19 s load of 47k directories, perf). A subtree rescan uses the index.
+    const char* sql = root_parent_ == 0
+                          ? "SELECT prefix, id, digest, parent, depth, size, blocks, files, dirs"
+                            " FROM dirs NOT INDEXED WHERE prefix >= ? AND prefix < ?"
+                          : "SELECT prefix, id, digest, parent, depth, size, blocks, files, dirs"
+                            " FROM dirs WHERE prefix >= ? AND prefix < ?";
     Statement dirs;
-    if (auto s = db_.prepare("SELECT prefix, id, digest, parent, depth, size, blocks, files,"
-                             " dirs FROM dirs WHERE prefix >= ? AND prefix < ?",
-                             &dirs);
-        !s) {
-        return s;
-    }
+    if (auto s = db_.prepare(sql, &dirs); !s) return s;
     dirs.bind_blob(1, range.lo).bind_blob(2, range.hi);
+    // Read first, then build the map at its final size (no rehash while it grows).
+    std::vector<std::pair<std::string_view, OldDir>> rows;
     for (bool row = true;;) {
         if (auto s = dirs.step(&row); !s) return s;
         if (!row) break;
         std::optional<std::int64_t> digest;
         if (!dirs.column_is_null(2)) digest = dirs.column_int64(2);
-        old_dirs_.emplace(
+        rows.emplace_back(
             paths_.store(dirs.column_bytes(0)),
             OldDir{dirs.column_int64(1), digest, dirs.column_int64(3), dirs.column_int64(4),
                    Totals{dirs.column_int64(5), dirs.column_int64(6), dirs.column_int64(7),
                           dirs.column_int64(8)}});
     }
+    old_dirs_.reserve(rows.size());
+    for (auto& [prefix, old] : rows) old_dirs_.emplace(prefix, old);
     return {};
 }
 

@@ -371,6 +371,18 @@ TEST_F(DaemonFixture, ServiceManagerStatusNamesNoPath) {
     EXPECT_EQ(lines.back(), "scan " + std::to_string(done.scan_id) + " done") << lines.back();
 }
 
+// The writer closes last, so SQLite checkpoints the WAL into the database and deletes it:
+// the next opener then reads the database file, not a log it must first index and read
+// through (a read-only connection closing last cannot do either).
+TEST_F(DaemonFixture, StopLeavesNoWriteAheadLog) {
+    start(options());
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+    (void)call_ok("wsindex.Find", json{{"pattern", "file"}});  // the query threads read too
+    stop();
+    EXPECT_TRUE(std::filesystem::exists(dir / "index.db"));
+    EXPECT_FALSE(std::filesystem::exists(dir / "index.db-wal"));
+}
+
 bool outside_dir0_to_dir2(std::string_view path) {
     return path.find("/dir0") == std::string_view::npos &&
            path.find("/dir1") == std::string_view::npos &&

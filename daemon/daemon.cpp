@@ -80,6 +80,10 @@ core::Status Daemon::start() {
     so.before_walk = options_.before_walk;
     so.after_batch = options_.after_batch;
     so.on_change = [this](const ScanJob& job) { on_job_change(job); };
+    so.on_settled = [this] {
+        // Null until the query pool exists (the service settles once while opening).
+        if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) pool->warm();
+    };
     if (auto st = ScanService::open(std::move(so), &scans_); !st) {
         return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
     }
@@ -92,6 +96,7 @@ core::Status Daemon::start() {
     } else {
         queries_->disable_names();
     }
+    queries_->warm();
     names_owner_.store(queries_.get(), std::memory_order_release);
 
     ipc::ServerOptions server_options;

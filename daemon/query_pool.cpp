@@ -75,6 +75,28 @@ void QueryPool::refresh_names() {
     ready_.notify_one();
 }
 
+void QueryPool::warm() {
+    {
+        std::lock_guard lock(mutex_);
+        ++warm_epoch_;
+    }
+    ready_.notify_all();
+}
+
+namespace {
+
+void warm_connection(storage::Database& db) {
+    for (const char* sql : {"SELECT count(*) FROM entries", "SELECT count(*) FROM dirs"}) {
+        std::int64_t rows = 0;
+        if (auto st = db.query_int64(sql, &rows); !st) {
+            spdlog::debug("query connection warm-up: {}", st.to_string());
+            return;
+        }
+    }
+}
+
+}  // namespace
+
 void QueryPool::disable_names() {
     std::lock_guard lock(mutex_);
     names_enabled_ = false;
@@ -95,12 +117,19 @@ void QueryPool::stop() {
 }
 
 void QueryPool::main(storage::Database& db) {
+    std::uint64_t warmed = 0;  // the warm_epoch_ this thread's connection last warmed up for
     for (;;) {
         Job job;
         std::shared_ptr<const storage::NameIndex> names;
         {
             std::unique_lock lock(mutex_);
-            ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+            ready_.wait(lock, [&] { return stopping_ || !jobs_.empty() || warmed != warm_epoch_; });
+            if (!stopping_ && warmed != warm_epoch_) {
+                warmed = warm_epoch_;
+                lock.unlock();
+                warm_connection(db);
+                continue;
+            }
             if (jobs_.empty()) return;  // stopping, and everything queued has run
             job = std::move(jobs_.front());
             jobs_.pop_front();

@@ -69,7 +69,7 @@ struct ScanServiceOptions {
     // the thread that made it. Must not block; may call snapshot().
     std::function<void(const ScanJob&)> on_change;
     // Called on the scan thread after each job ended and its log was checkpointed into the
-    // database (and once at start-up). Must not block. (Tests watch the checkpoint with it.)
+    // database (and once at start-up): the moment readers can warm up. Must not block.
     std::function<void()> on_settled;
     // Test seams, on the scan thread: before the walk starts, and after each batch was counted.
     std::function<void(const ScanJob&)> before_walk;

@@ -1,6 +1,8 @@
 // QueryPool: the threads, their connections, and the name index refresh.
 #include "daemon/query_pool.hpp"
 
+#include <malloc.h>
+
 #include <spdlog/spdlog.h>
 
 #include <exception>
@@ -68,8 +70,13 @@ void QueryPool::refresh_names() {
             }
             spdlog::info("name index loaded: {} names, {} MiB", index->size(),
                          index->memory_bytes() >> 20);
-            std::lock_guard l(mutex_);
-            if (names_enabled_) names_ = std::move(index);
+            {
+                std::lock_guard l(mutex_);
+                if (names_enabled_) names_ = std::move(index);
+            }
+            // The old index (~30 bytes per name) is freed once the last query holding it ends;
+            // give what malloc keeps of it back to the system (glibc: malloc_trim).
+            ::malloc_trim(0);
         });
     }
     ready_.notify_one();

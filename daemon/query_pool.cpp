@@ -2,7 +2,6 @@
 #include "daemon/query_pool.hpp"
 
 #include <malloc.h>
-
 #include <spdlog/spdlog.h>
 
 #include <exception>

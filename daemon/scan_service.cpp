@@ -2,7 +2,6 @@
 #include "daemon/scan_service.hpp"
 
 #include <malloc.h>
-
 #include <spdlog/spdlog.h>
 
 #include <algorithm>

@@ -61,8 +61,7 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
 
 std::size_t NameIndex::memory_bytes() const {
     return names_.capacity() + folded_.capacity() + starts_.capacity() * sizeof(std::uint64_t) +
-           dir_of_.capacity() * sizeof(std::uint32_t) +
-           dir_ids_.capacity() * sizeof(std::int64_t) +
+           dir_of_.capacity() * sizeof(std::uint32_t) + dir_ids_.capacity() * sizeof(std::int64_t) +
            dir_starts_.capacity() * sizeof(std::uint64_t) + dir_prefixes_.capacity();
 }
 

@@ -54,16 +54,17 @@ class NameIndex {
         const std::uint32_t d = dir_of_[i];
         const std::size_t prefix_end =
             d + 1 < dir_starts_.size() ? dir_starts_[d + 1] : dir_prefixes_.size();
-        return {dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
-                std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d])};
+        return {
+            dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
+            std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d])};
     }
     std::size_t find(const std::string& haystack, std::string_view needle, std::size_t from) const;
 
     std::string names_;   // name '\0' name '\0' ...: a name never holds NUL, so no false hits
     std::string folded_;  // the same bytes with ASCII A-Z folded to a-z
-    std::vector<std::uint64_t> starts_;  // byte offset of each name
-    std::vector<std::uint32_t> dir_of_;  // each name's directory: an index into the next three
-    std::vector<std::int64_t> dir_ids_;  // the directories' ids, in load (id) order
+    std::vector<std::uint64_t> starts_;      // byte offset of each name
+    std::vector<std::uint32_t> dir_of_;      // each name's directory: an index into the next three
+    std::vector<std::int64_t> dir_ids_;      // the directories' ids, in load (id) order
     std::vector<std::uint64_t> dir_starts_;  // byte offset of each directory's prefix
     std::string dir_prefixes_;               // the prefixes, one after the other
     std::int64_t generation_ = -1;

@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
             if (!st) die(st);
             std::printf(
                 "{\"measure\":\"substring\",\"fragment\":\"%s\",\"ignore_case\":%s,"
-                "\"matches\":%zu,\"search_ms\":%.2f,\"search_keys\":%zu,\"index_ms\":%.2f,\"index_"
-                "cpu_ms\":%.2f,\"used_index\":%s,"
+                "\"matches\":%zu,\"search_ms\":%.2f,\"search_keys\":%zu,"
+                "\"index_ms\":%.2f,\"index_cpu_ms\":%.2f,\"used_index\":%s,"
                 "\"sql_scan_ms\":%.1f,\"sql_scan_cpu_ms\":%.1f,\"sql_matches\":%zu}\n",
                 fragment.c_str(), icase ? "true" : "false", found, searched, keys, indexed,
                 indexed_cpu, used ? "true" : "false", scanned, g_last_cpu_ms, scanned_found);

@@ -28,6 +28,8 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
                                   : ipc::MatchMode::Substring;
     params.case_insensitive = options.ignore_case;
     params.limit = options.limit;
+    // Plain and -0 output print paths only: the daemon then answers from memory.
+    params.metadata = options.long_format || ctx.json;
     std::string error;
     if (!options.types.empty()) {
         auto types = parse_types(options.types, error);

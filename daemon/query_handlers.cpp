@@ -67,6 +67,7 @@ storage::FindQuery to_query(const ipc::FindParams& p) {
         q.min_mtime_ns = *p.newer_ns + 1;  // strictly newer
     }
     if (p.under) q.under = without_trailing_slash(*p.under);
+    q.metadata = p.metadata;
     return q;
 }
 
@@ -125,9 +126,13 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
             truncated = true;
             return false;
         }
-        batch.add(row.path, row.type,
-                  row.has_stat && row.size > 0 ? static_cast<std::uint64_t>(row.size) : 0,
-                  row.has_stat ? row.mtime_ns : 0);
+        if (p.metadata) {
+            batch.add(row.path, row.type,
+                      row.has_stat && row.size > 0 ? static_cast<std::uint64_t>(row.size) : 0,
+                      row.has_stat ? row.mtime_ns : 0);
+        } else {
+            batch.add_path(row.path, row.type);  // whatever answered: the caller asked for less
+        }
         ++sent;
         if (streaming && batch.entries() >= ctx.limits.find_batch) {
             // Blocks while the client is behind (backpressure); Closed: it went away.

@@ -237,6 +237,7 @@ bool FindReplyReader::read(std::string_view frame) {
             } while (in.accept(','));
             if (!in.expect('}')) return false;
         }
+        e.has_metadata = (seen & (4 | 8)) != 0;  // as the DOM path decides
         ++count_;
         return true;
     };

@@ -33,6 +33,16 @@ void FindReplyWriter::add(std::string_view path, char type, std::uint64_t size,
     ++entries_;
 }
 
+void FindReplyWriter::add_path(std::string_view path, char type) {
+    // Sorted keys, as to_json(FindEntry) dumps one without metadata: path, type.
+    text_.append(entries_ == 0 ? R"({"path":)" : R"(,{"path":)");
+    append_json_bytes(text_, path);
+    text_.append(R"(,"type":)");
+    append_json_string(text_, std::string_view(&type, 1));
+    text_.push_back('}');
+    ++entries_;
+}
+
 std::string FindReplyWriter::take(bool truncated) {
     text_.append(truncated ? R"(],"truncated":true})" : "]}");
     std::string out = std::move(text_);

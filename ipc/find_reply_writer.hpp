@@ -23,6 +23,8 @@ class FindReplyWriter {
     // %y letter (any other byte is written as to_json writes it: a non-ASCII one makes the text
     // invalid UTF-8, which the Responder refuses, as dump_json refuses the DOM).
     void add(std::string_view path, char type, std::uint64_t size, std::int64_t mtime_ns);
+    // Appends one FindEntry without metadata (has_metadata false): path and type only.
+    void add_path(std::string_view path, char type);
 
     // Entries added since the last take().
     [[nodiscard]] std::size_t entries() const { return entries_; }

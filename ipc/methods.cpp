@@ -144,6 +144,7 @@ char read_type_letter(FieldReader& r, std::string_view name) {
 void read(FieldReader& r, FindEntry& out) {
     out.path = r.bytes_or("path", {});
     out.type = read_type_letter(r, "type");
+    out.has_metadata = r.has("size") || r.has("mtime_ns");
     out.size = r.uint64("size", 0);
     out.mtime_ns = r.int64("mtime_ns", 0);
 }
@@ -289,10 +290,13 @@ json to_json(const FindParams& v) {
     if (v.max_size) out["max_size"] = *v.max_size;
     if (v.newer_ns) out["newer_ns"] = *v.newer_ns;
     if (v.under) out["under"] = encode_bytes(*v.under);
+    if (!v.metadata) out["metadata"] = false;  // the default is left out
     return out;
 }
 
 json to_json(const FindEntry& v) {
+    if (!v.has_metadata)
+        return json{{"path", encode_bytes(v.path)}, {"type", std::string(1, v.type)}};
     return json{{"path", encode_bytes(v.path)},
                 {"type", std::string(1, v.type)},
                 {"size", v.size},
@@ -477,6 +481,7 @@ Result<FindParams> from_json<FindParams>(const json& j) {
         out.newer_ns = r.optional_int64("newer_ns");
         out.under = r.bytes("under");
         out.limit = r.uint64("limit", 0);
+        out.metadata = r.boolean("metadata", true);
         if (!r.ok()) return;
         require_absolute(r, "under", out.under);
         if (out.min_size && out.max_size && *out.min_size > *out.max_size) {

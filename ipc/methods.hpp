@@ -142,12 +142,18 @@ struct FindParams {
     std::optional<std::int64_t> newer_ns;   // mtime strictly after this
     std::optional<std::string> under;       // absolute path, bytes
     std::uint64_t limit = 0;                // 0: no limit
+    // false: the entries need only path and type (wsctl's plain and -0 output); the daemon
+    // may then answer from its in-memory name index without reading the database.
+    bool metadata = true;
 };
 struct FindEntry {
     std::string path;  // bytes
     char type = '?';   // find's %y letter
     std::uint64_t size = 0;
     std::int64_t mtime_ns = 0;
+    // false: size and mtime_ns were not asked for (FindParams::metadata) and are absent from
+    // the JSON; they read 0.
+    bool has_metadata = true;
 };
 // Streamed (more): replies with continues carry batches; the final one the rest (may be empty).
 struct FindReply {

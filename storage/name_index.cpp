@@ -20,7 +20,8 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
         // Joined with dirs: rows of running scans and replaced rows awaiting collection
         // have no visible directory. Directory by directory, in id order.
         s = db.prepare(
-            "SELECT d.id, d.prefix, e.name FROM dirs AS d JOIN entries AS e ON e.dir = d.id",
+            "SELECT d.id, d.prefix, e.name, e.type FROM dirs AS d JOIN entries AS e ON e.dir = "
+            "d.id",
             &names);
     }
     for (bool row = true; s;) {
@@ -38,6 +39,8 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
             index.dir_prefixes_.append(names.column_bytes(1));
         }
         index.dir_of_.push_back(static_cast<std::uint32_t>(index.dir_ids_.size() - 1));
+        const std::string_view type = names.column_bytes(3);
+        index.types_.push_back(type.empty() ? '?' : type[0]);
         index.starts_.push_back(index.names_.size());
         index.names_.append(names.column_bytes(2));
         index.names_.push_back('\0');
@@ -52,6 +55,7 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
     index.names_.shrink_to_fit();
     index.starts_.shrink_to_fit();
     index.dir_of_.shrink_to_fit();
+    index.types_.shrink_to_fit();
     index.dir_ids_.shrink_to_fit();
     index.dir_starts_.shrink_to_fit();
     index.dir_prefixes_.shrink_to_fit();
@@ -61,7 +65,8 @@ core::Status NameIndex::load(Database& db, NameIndex* out) {
 
 std::size_t NameIndex::memory_bytes() const {
     return names_.capacity() + folded_.capacity() + starts_.capacity() * sizeof(std::uint64_t) +
-           dir_of_.capacity() * sizeof(std::uint32_t) + dir_ids_.capacity() * sizeof(std::int64_t) +
+           dir_of_.capacity() * sizeof(std::uint32_t) + types_.capacity() +
+           dir_ids_.capacity() * sizeof(std::int64_t) +
            dir_starts_.capacity() * sizeof(std::uint64_t) + dir_prefixes_.capacity();
 }
 

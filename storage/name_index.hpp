@@ -3,7 +3,7 @@
 //
 // Why not FTS5 trigram (measured, docs/schema.md): building it costs ~5 s of CPU per 1M names,
 // more than the whole ingest budget of a scan, and ~40-60 bytes per entry on disk. The array
-// costs ~30 bytes per name in memory (name, separator, offset, directory id, folded copy),
+// costs ~31 bytes per name in memory (name, separator, offset, directory, type, folded copy),
 // loads in a fraction of a second from the database and answers in a few milliseconds.
 // Immutable after load(): any number of threads may search one index.
 #pragma once
@@ -28,6 +28,7 @@ class NameIndex {
         std::int64_t dir;
         std::string_view name;    // points into the index
         std::string_view prefix;  // points into the index
+        char type;                // find's %y letter, '?' when unknown
     };
 
     // Loads the visible names of `db` in one read transaction, with its generation.
@@ -54,9 +55,9 @@ class NameIndex {
         const std::uint32_t d = dir_of_[i];
         const std::size_t prefix_end =
             d + 1 < dir_starts_.size() ? dir_starts_[d + 1] : dir_prefixes_.size();
-        return {
-            dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
-            std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d])};
+        return {dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
+                std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d]),
+                types_[i]};
     }
     std::size_t find(const std::string& haystack, std::string_view needle, std::size_t from) const;
 
@@ -64,6 +65,8 @@ class NameIndex {
     std::string folded_;  // the same bytes with ASCII A-Z folded to a-z
     std::vector<std::uint64_t> starts_;      // byte offset of each name
     std::vector<std::uint32_t> dir_of_;      // each name's directory: an index into the next three
+    std::string types_;                      // each name's type letter: a paths-only find
+                                             // filters by type and answers without SQLite
     std::vector<std::int64_t> dir_ids_;      // the directories' ids, in load (id) order
     std::vector<std::uint64_t> dir_starts_;  // byte offset of each directory's prefix
     std::string dir_prefixes_;               // the prefixes, one after the other

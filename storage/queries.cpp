@@ -173,7 +173,9 @@ core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
     // One snapshot for the generation check and every lookup.
     ReadTransaction txn(db_);
     if (auto s = txn.begin(); !s) return s;
-    if (index_ != nullptr && q.match == NameMatch::substring && !q.pattern.empty()) {
+    // An empty pattern lists every name: only a paths-only find gains from the index then.
+    if (index_ != nullptr && q.match == NameMatch::substring &&
+        (!q.pattern.empty() || !q.metadata)) {
         std::int64_t generation = -1;
         if (auto s =
                 db_.query_int64("SELECT value FROM meta WHERE key = 'generation'", &generation);
@@ -192,7 +194,83 @@ core::Status Queries::find(const FindQuery& q, const RowSink& sink) {
     return find_with_sql(q, sink);
 }
 
+namespace {
+
+// Whether the name index alone can answer `q`: it holds each name's directory prefix and type,
+// nothing else of the entry.
+bool index_alone_answers(const FindQuery& q) {
+    return !q.metadata && !q.min_size && !q.max_size && !q.min_mtime_ns && !q.max_mtime_ns &&
+           !q.uid && (q.order == Order::none || q.order == Order::path);
+}
+
+// prefix + name of `a` before that of `b`, in byte order (SQL's BLOB order), without building
+// either path.
+bool path_less(const NameIndex::Key& a, const NameIndex::Key& b) {
+    const auto byte = [](const NameIndex::Key& k, std::size_t i) {
+        return static_cast<unsigned char>(i < k.prefix.size() ? k.prefix[i]
+                                                              : k.name[i - k.prefix.size()]);
+    };
+    const std::size_t na = a.prefix.size() + a.name.size();
+    const std::size_t nb = b.prefix.size() + b.name.size();
+    // Most keys differ inside the prefixes, or share the prefix and differ in the name.
+    if (a.prefix == b.prefix) return a.name < b.name;
+    for (std::size_t i = 0, n = std::min(na, nb); i < n; ++i) {
+        if (byte(a, i) != byte(b, i)) return byte(a, i) < byte(b, i);
+    }
+    return na < nb;
+}
+
+}  // namespace
+
+core::Status Queries::find_paths_in_index(const FindQuery& q, const RowSink& sink, bool* done) {
+    const std::optional<PrefixRange> under =
+        q.under.empty() ? std::nullopt : std::optional<PrefixRange>(subtree_range(q.under));
+    auto wanted = [&](const NameIndex::Key& key) {
+        if (under && !(key.prefix >= under->lo && key.prefix < under->hi)) return false;
+        return q.types.empty() || q.types.find(key.type) != std::string::npos;
+    };
+    FileRow row;  // reused: the sink takes it by reference, and its strings keep their room
+    auto send = [&](const NameIndex::Key& key) {
+        row.path.assign(key.prefix).append(key.name);
+        row.name.assign(key.name);
+        row.type = key.type;
+        return sink(row);
+    };
+    if (q.order == Order::none) {
+        // Streamed as found: memory stays flat whatever the number of matches.
+        std::size_t sent = 0;
+        index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
+            if (!wanted(key)) return true;
+            return send(key) && (q.limit == 0 || ++sent < q.limit);
+        });
+        *done = true;
+        return {};
+    }
+    // Path order: the keys are sorted first (small, no row built), up to the threshold past
+    // which SQLite sorts on disk instead (bounded memory).
+    std::vector<NameIndex::Key> keys;
+    bool too_many = false;
+    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
+        if (!wanted(key)) return true;
+        if (keys.size() == kMaxIndexCandidates) {
+            too_many = true;
+            return false;
+        }
+        keys.push_back(key);
+        return true;
+    });
+    if (too_many) return {};  // *done stays false: SQL answers
+    std::sort(keys.begin(), keys.end(), path_less);
+    if (q.limit != 0 && keys.size() > q.limit) keys.resize(q.limit);
+    for (const NameIndex::Key& key : keys) {
+        if (!send(key)) break;
+    }
+    *done = true;
+    return {};
+}
+
 core::Status Queries::find_with_index(const FindQuery& q, const RowSink& sink, bool* done) {
+    if (index_alone_answers(q)) return find_paths_in_index(q, sink, done);
     // The candidates' keys first (memmem over the names: milliseconds). Past the threshold (a
     // fragment that is in a large share of all names) one SQL scan is cheaper than the point
     // lookups; knowing the count before the first lookup lets the rows of a small answer go to

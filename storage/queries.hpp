@@ -39,6 +39,11 @@ struct FindQuery {
     std::string under;  // only entries strictly below this directory path; empty: everywhere
     Order order = Order::none;
     std::size_t limit = 1000;  // 0: no limit
+    // false: the caller needs each row's path, name and type only. A substring find without
+    // size, time or owner filters, in no order or in path order, is then answered from the
+    // name index alone, without reading `entries`; its rows have has_stat false and zero
+    // metadata. (Any other find still reads every column.)
+    bool metadata = true;
 };
 
 struct FileRow {
@@ -153,6 +158,7 @@ class Queries {
   private:
     core::Status find_with_sql(const FindQuery& q, const RowSink& sink);
     core::Status find_with_index(const FindQuery& q, const RowSink& sink, bool* done);
+    core::Status find_paths_in_index(const FindQuery& q, const RowSink& sink, bool* done);
 
     Database& db_;
     const NameIndex* index_;

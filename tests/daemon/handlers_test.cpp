@@ -403,30 +403,66 @@ TEST_F(DaemonFixture, FindLimitCountsVisibleEntriesOnly) {
     const json under{{"under", tree}, {"pattern", "file"}};
     const std::size_t visible = find_paths(under).size();
     ASSERT_EQ(visible, 20u);  // dir3's files
+    json paths_only = under;
+    paths_only["metadata"] = false;  // answered from the name index: filtered all the same
+    EXPECT_EQ(find_paths(paths_only).size(), visible);
     for (const std::uint64_t limit : {1u, 5u, 19u, 20u, 21u}) {
-        json params = under;
-        params["limit"] = limit;
-        for (const bool streamed : {false, true}) {
-            ipc::Client c = client();
-            ipc::FindReply all;
-            if (streamed) {
-                auto error = c.call_more(ipc::method::kFind, params, [&](const json& part, bool) {
-                    auto r = ipc::from_json<ipc::FindReply>(part);
-                    EXPECT_TRUE(r.ok());
-                    for (auto& e : r.value().entries) all.entries.push_back(std::move(e));
-                    all.truncated = r.value().truncated;
-                    return true;
-                });
-                EXPECT_FALSE(error.has_value());
-            } else {
-                auto r = c.call(ipc::method::kFind, params);
-                ASSERT_TRUE(r.ok());
-                all = ipc::from_json<ipc::FindReply>(r.value()).value();
+        for (const bool metadata : {true, false}) {
+            json params = under;
+            params["limit"] = limit;
+            params["metadata"] = metadata;
+            for (const bool streamed : {false, true}) {
+                ipc::Client c = client();
+                ipc::FindReply all;
+                if (streamed) {
+                    auto error =
+                        c.call_more(ipc::method::kFind, params, [&](const json& part, bool) {
+                            auto r = ipc::from_json<ipc::FindReply>(part);
+                            EXPECT_TRUE(r.ok());
+                            for (auto& e : r.value().entries) all.entries.push_back(std::move(e));
+                            all.truncated = r.value().truncated;
+                            return true;
+                        });
+                    EXPECT_FALSE(error.has_value());
+                } else {
+                    auto r = c.call(ipc::method::kFind, params);
+                    ASSERT_TRUE(r.ok());
+                    all = ipc::from_json<ipc::FindReply>(r.value()).value();
+                }
+                EXPECT_EQ(all.entries.size(), std::min<std::size_t>(limit, visible))
+                    << "limit " << limit << (streamed ? " streamed" : "");
+                EXPECT_EQ(all.truncated, limit < visible) << "limit " << limit;
+                for (const auto& e : all.entries) EXPECT_EQ(e.has_metadata, metadata) << e.path;
             }
-            EXPECT_EQ(all.entries.size(), std::min<std::size_t>(limit, visible))
-                << "limit " << limit << (streamed ? " streamed" : "");
-            EXPECT_EQ(all.truncated, limit < visible) << "limit " << limit;
         }
+    }
+}
+
+// A paths-only find (wsctl's plain output) gives the same paths and types as a full one, and
+// no size or time: the daemon answers it from the name index.
+TEST_F(DaemonFixture, PathsOnlyFindGivesTheSamePathsWithoutMetadata) {
+    start(options());
+    ASSERT_EQ(scan_and_wait(tree).state, ipc::ScanState::Done);
+    for (json params :
+         {json{{"pattern", "file1"}}, json{{"pattern", "DIR"}, {"case_insensitive", true}},
+          json{{"types", "d"}}, json{{"under", tree + "/dir2"}, {"pattern", "e"}}, json::object(),
+          json{{"pattern", "file"}, {"min_size", 1}}}) {
+        auto full = ipc::from_json<ipc::FindReply>(call_ok(ipc::method::kFind, params));
+        params["metadata"] = false;
+        auto paths = ipc::from_json<ipc::FindReply>(call_ok(ipc::method::kFind, params));
+        ASSERT_TRUE(full.ok() && paths.ok());
+        std::set<std::pair<std::string, char>> a;
+        std::set<std::pair<std::string, char>> b;
+        for (const auto& e : full.value().entries) {
+            EXPECT_TRUE(e.has_metadata);
+            a.emplace(e.path, e.type);
+        }
+        for (const auto& e : paths.value().entries) {
+            EXPECT_FALSE(e.has_metadata) << e.path;
+            b.emplace(e.path, e.type);
+        }
+        EXPECT_FALSE(a.empty()) << params.dump();
+        EXPECT_EQ(a, b) << params.dump();
     }
 }
 

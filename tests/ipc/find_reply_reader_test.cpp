@@ -47,6 +47,7 @@ void expect_equal(const Decoded& a, const Decoded& b, std::string_view frame) {
         EXPECT_EQ(a.entries[i].type, b.entries[i].type) << frame;
         EXPECT_EQ(a.entries[i].size, b.entries[i].size) << frame;
         EXPECT_EQ(a.entries[i].mtime_ns, b.entries[i].mtime_ns) << frame;
+        EXPECT_EQ(a.entries[i].has_metadata, b.entries[i].has_metadata) << frame;
     }
     EXPECT_EQ(a.continues, b.continues) << frame;
     EXPECT_EQ(a.truncated, b.truncated) << frame;
@@ -65,7 +66,13 @@ void expect_read_like_dom(std::string_view frame) {
 // A frame as the daemon sends it (without the NUL).
 std::string daemon_frame(const std::vector<FindEntry>& entries, bool continues, bool truncated) {
     FindReplyWriter writer;
-    for (const FindEntry& e : entries) writer.add(e.path, e.type, e.size, e.mtime_ns);
+    for (const FindEntry& e : entries) {
+        if (e.has_metadata) {
+            writer.add(e.path, e.type, e.size, e.mtime_ns);
+        } else {
+            writer.add_path(e.path, e.type);
+        }
+    }
     std::string frame = encode_reply_text(writer.take(truncated), continues).value();
     frame.pop_back();
     return frame;
@@ -88,6 +95,7 @@ std::vector<FindEntry> tricky_entries() {
     out.push_back(FindEntry{"/min", 'l', 0, kI64Min});
     out.push_back(FindEntry{"/neg", '?', 7, -1});
     for (const char t : "fdlpscb?"s) out.push_back(FindEntry{"/t", t, 3, 0});
+    for (const char t : "fd"s) out.push_back(FindEntry{"/paths-only\xFF", t, 0, 0, false});
     return out;
 }
 
@@ -107,14 +115,15 @@ TEST(FindReplyReader, ReadsWhatTheDaemonSendsLikeTheDom) {
 TEST(FindReplyReader, ReadsOtherSpellingsOfTheSameShapeLikeTheDom) {
     for (
         const std::string& frame : {
-            R"({"parameters":{}})"s,
-            R"({})"s,
+            R"({"parameters":{}})"s, R"({})"s,
             R"( { "continues" : false , "parameters" : { "truncated" : true , "entries" : [ ] } } )"s,
             "{\n\t\"parameters\":{\"entries\":[{\"type\":\"d\",\"size\":0,\"path\":\"/a\"}]}\r\n}"s,
             R"({"parameters":{"entries":[{}]}})"s,  // every field at its default
             R"({"parameters":{"entries":[{"path":"\/x\u00e9\u20AC\u0001\"\\\b\f\n\r\t"}]}})"s,
             R"({"parameters":{"entries":[{"path":{"b64":"L2H/Ygo="},"mtime_ns":-0}]}})"s,
             R"({"parameters":{"entries":[{"p\u0061th":"/escaped-key"}]}})"s,
+            R"({"parameters":{"entries":[{"path":"/no-size","mtime_ns":5}]}})"s,  // metadata
+            R"({"parameters":{"entries":[{"path":"/no-mtime","size":5}]}})"s,     // metadata
         }) {
         expect_read_like_dom(frame);
     }

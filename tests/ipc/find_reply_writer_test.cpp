@@ -29,7 +29,13 @@ std::string dom_text(const FindReply& reply) {
 
 std::string writer_text(const FindReply& reply) {
     FindReplyWriter writer;
-    for (const FindEntry& e : reply.entries) writer.add(e.path, e.type, e.size, e.mtime_ns);
+    for (const FindEntry& e : reply.entries) {
+        if (e.has_metadata) {
+            writer.add(e.path, e.type, e.size, e.mtime_ns);
+        } else {
+            writer.add_path(e.path, e.type);
+        }
+    }
     EXPECT_EQ(writer.entries(), reply.entries.size());
     return writer.take(reply.truncated);
 }
@@ -49,6 +55,7 @@ void expect_same(const FindReply& reply, bool decode = true) {
         EXPECT_EQ(decoded->entries[i].path, reply.entries[i].path) << i;
         EXPECT_EQ(decoded->entries[i].size, reply.entries[i].size) << i;
         EXPECT_EQ(decoded->entries[i].mtime_ns, reply.entries[i].mtime_ns) << i;
+        EXPECT_EQ(decoded->entries[i].has_metadata, reply.entries[i].has_metadata) << i;
     }
     EXPECT_EQ(decoded->truncated, reply.truncated);
 }
@@ -65,6 +72,24 @@ TEST(FindReplyWriter, EmptyAndTruncatedRepliesMatchTheDom) {
     expect_same(truncated);
     truncated.entries.push_back(entry("/a"));
     expect_same(truncated);
+}
+
+// Entries without metadata (a paths-only find): path and type only, as to_json writes them;
+// they decode with has_metadata false, beside entries that have it.
+TEST(FindReplyWriter, PathOnlyEntriesMatchTheDom) {
+    FindReply reply;
+    for (const std::string& path : {"/plain"s, "/bad\xFF"s, "/new\nline"s, ""s}) {
+        FindEntry e{path, 'd'};
+        e.has_metadata = false;
+        e.size = 0;
+        e.mtime_ns = 0;
+        reply.entries.push_back(e);
+    }
+    reply.entries.push_back(entry("/with-metadata"));
+    expect_same(reply);
+    EXPECT_EQ(writer_text(reply).find("size"), writer_text(reply).rfind("size"));  // once
+    reply.truncated = true;
+    expect_same(reply);
 }
 
 TEST(FindReplyWriter, TrickyPathsMatchTheDom) {

@@ -45,6 +45,7 @@ TEST(Methods, FindParamsRoundTrip) {
     p.newer_ns = -5;
     p.under = std::string("/home/\xFE");
     p.limit = 100;
+    p.metadata = false;
     const FindParams q = through_wire(p);
     EXPECT_EQ(q.pattern, p.pattern);
     EXPECT_EQ(q.match, MatchMode::Glob);
@@ -55,6 +56,9 @@ TEST(Methods, FindParamsRoundTrip) {
     EXPECT_EQ(q.newer_ns, p.newer_ns);
     EXPECT_EQ(q.under, p.under);
     EXPECT_EQ(q.limit, 100u);
+    EXPECT_FALSE(q.metadata);
+    p.metadata = true;
+    EXPECT_TRUE(through_wire(p).metadata);
 }
 
 TEST(Methods, FindDefaults) {
@@ -64,6 +68,7 @@ TEST(Methods, FindDefaults) {
     EXPECT_EQ(p->match, MatchMode::Substring);
     EXPECT_EQ(p->limit, 0u);
     EXPECT_TRUE(p->types.empty());
+    EXPECT_TRUE(p->metadata);  // a caller that does not say gets every field
 }
 
 TEST(Methods, FindValidationNamesTheField) {
@@ -71,6 +76,7 @@ TEST(Methods, FindValidationNamesTheField) {
     expect_invalid<FindParams>(json{{"limit", -1}}, "limit");
     expect_invalid<FindParams>(json{{"limit", 1.5}}, "limit");
     expect_invalid<FindParams>(json{{"case_insensitive", 1}}, "case_insensitive");
+    expect_invalid<FindParams>(json{{"metadata", "no"}}, "metadata");
     expect_invalid<FindParams>(json{{"match", "fuzzy"}, {"pattern", "x"}}, "match");
     expect_invalid<FindParams>(json{{"match", "regex"}}, "pattern");
     expect_invalid<FindParams>(json{{"types", "fz"}}, "types");

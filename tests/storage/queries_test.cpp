@@ -165,6 +165,95 @@ TEST_F(QueriesTest, IndexAnswerStreamsToTheSinkAndStops) {
     EXPECT_EQ(seen.size(), 3u);
 }
 
+// A paths-only find (wsctl's plain output) is answered by the name index alone when no filter
+// needs the entry's columns: the same paths and types as a full find through SQL, no metadata.
+TEST_F(QueriesTest, PathsOnlyFindAnswersFromTheIndexAlone) {
+    Queries with(db_, &index_);
+    Queries without(db_);
+    auto check = [&](FindQuery q, bool index_alone) {
+        SCOPED_TRACE("pattern '" + q.pattern + "' types '" + q.types + "' under '" + q.under + "'");
+        std::vector<FileRow> full;
+        ASSERT_TRUE(without.find(q, &full));
+        q.metadata = false;
+        std::vector<FileRow> paths;
+        ASSERT_TRUE(with.find(q, &paths));
+        EXPECT_TRUE(with.last_used_index());
+        auto listing = [&](const std::vector<FileRow>& rows) {
+            std::vector<std::string> out;
+            for (const auto& r : rows) out.push_back(r.path + '\t' + r.type + '\t' + r.name);
+            if (q.order == Order::none) std::sort(out.begin(), out.end());
+            return out;
+        };
+        EXPECT_EQ(listing(paths), listing(full));
+        for (const auto& r : paths) {
+            EXPECT_EQ(r.has_stat, !index_alone) << r.path;  // no row read: no metadata
+        }
+        EXPECT_FALSE(full.empty());  // each case below matches something
+    };
+    FindQuery q;
+    q.limit = 0;
+    q.pattern = "report";
+    check(q, true);
+    q.ignore_case = true;
+    check(q, true);
+    q.types = "f";
+    check(q, true);
+    q.pattern = "";  // every entry, the root and the directories included
+    q.types = "";
+    check(q, true);
+    q.types = "dl";
+    check(q, true);
+    q.types = "";
+    q.pattern = "p";
+    q.under = "/q/src";
+    check(q, true);
+    q.order = Order::path;
+    check(q, true);
+    q.limit = 2;
+    check(q, true);
+    // A filter on the entry's columns needs its row: the index finds, SQLite filters.
+    q.limit = 0;
+    q.order = Order::none;
+    q.min_size = 20;
+    check(q, false);
+}
+
+// Path order from the index compares whole paths as bytes, as SQL's BLOB order does: a
+// directory "x-y" ('-' < '/') sorts before the entries inside "x".
+TEST_F(QueriesTest, PathsOnlyFindInPathOrderMatchesSqlByteOrder) {
+    Synth t("/q");
+    for (const char* d : {"x", "x-y", "x.", "x0"}) {
+        const auto dir = t.dir(1, d);
+        t.file(dir, "f", 1, 1);
+        t.file(dir, "f-", 1, 1);
+        t.file(dir, "f0", 1, 1);  // after "f.d/ff" in byte order ('.' < '0'), before by dir
+        const auto sub = t.dir(dir, "f.d");
+        t.file(sub, "ff", 1, 1);
+    }
+    scan(t.results());
+    ASSERT_TRUE(NameIndex::load(db_, &index_));
+    FindQuery q;
+    q.pattern = "f";
+    q.order = Order::path;
+    q.limit = 0;
+    Queries without(db_);
+    std::vector<FileRow> full;
+    ASSERT_TRUE(without.find(q, &full));
+    q.metadata = false;
+    const Paths from_index = find(q);  // compared with SQL in order, row by row
+    Queries with(db_, &index_);
+    std::vector<FileRow> rows;
+    ASSERT_TRUE(with.find(q, &rows));
+    EXPECT_TRUE(with.last_used_index());
+    ASSERT_EQ(from_index.size(), full.size());
+    EXPECT_EQ(from_index.size(), 20u);          // in each of 4 dirs: f, f-, f0, f.d, f.d/ff
+    EXPECT_EQ(from_index.front(), "/q/x-y/f");  // '-' < '/': before everything in "/q/x/"
+    const auto at = [&](const std::string& p) {
+        return std::find(from_index.begin(), from_index.end(), p) - from_index.begin();
+    };
+    EXPECT_LT(at("/q/x/f.d/ff"), at("/q/x/f0"));
+}
+
 TEST_F(QueriesTest, GlobAndRegex) {
     EXPECT_EQ(find("*.cpp", NameMatch::glob),
               (Paths{"/q/src/deep/report.cpp", "/q/src/main.cpp", "/q/src/util.cpp"}));

@@ -7,6 +7,11 @@ namespace wsindex::cli {
 
 namespace {
 
+// The daemon withholds a scan's counters from a caller unless the index shows they may list
+// everything below its root; a root never indexed shows nothing yet (docs/security.md).
+constexpr const char* kCountsHidden =
+    "counts withheld: the index does not show that you may list everything below it";
+
 bool finished(ipc::ScanState state) {
     return state == ipc::ScanState::Done || state == ipc::ScanState::Failed ||
            state == ipc::ScanState::Cancelled;
@@ -20,6 +25,10 @@ std::string rate(double per_second) {
 
 std::string progress_line(const ipc::ScanInfo& scan) {
     if (scan.state == ipc::ScanState::Queued) return accepted_line(scan);
+    if (scan.counts_hidden) {
+        return "scanning " + printable(scan.root) + ": " + format_duration_ms(scan.elapsed_ms) +
+               " (" + kCountsHidden + ")";
+    }
     std::string line = "scanning " + printable(scan.root) + ": " + format_count(scan.entries) +
                        " entries, " + rate(scan.entries_per_second) + " entries/s, " +
                        format_duration_ms(scan.elapsed_ms);
@@ -28,6 +37,11 @@ std::string progress_line(const ipc::ScanInfo& scan) {
 }
 
 std::string scan_summary(const ipc::ScanInfo& scan) {
+    if (scan.counts_hidden) {
+        return "scan " + std::to_string(scan.scan_id) + " " +
+               std::string(ipc::scan_state_name(scan.state)) + ": " + printable(scan.root) +
+               ": in " + format_duration_ms(scan.elapsed_ms) + " (" + kCountsHidden + ")";
+    }
     const std::string size = scan.bytes ? format_bytes(*scan.bytes) : std::string("size unknown");
     const std::string dirs =
         scan.dirs ? format_count(*scan.dirs) + " dirs" : std::string("dirs unknown");

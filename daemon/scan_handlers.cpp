@@ -62,9 +62,10 @@ ipc::Error hidden(std::string_view path) {
 // own rights, and again after: otherwise NoSuchPath/NotADirectory and the canonical root in the
 // reply would tell a caller what exists below directories they cannot search
 // (docs/security.md). A hidden path answers PermissionDenied whether it exists or not.
-void scan(HandlerContext& ctx, const ipc::PeerCredentials& peer, ipc::ScanParams p,
+void scan(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer, ipc::ScanParams p,
           ipc::Responder r) {
-    const PathFilter visible = make_path_filter(ctx.seams, peer);
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    const PathFilter& visible = view.can_see;
     std::vector<std::string> roots;
     for (const std::string& path : p.paths) {
         if (!path.empty() && path.front() == '/' && !visible(lexically_normal(path))) {
@@ -80,6 +81,19 @@ void scan(HandlerContext& ctx, const ipc::PeerCredentials& peer, ipc::ScanParams
         }
         roots.push_back(std::move(root.value()));
     }
+    // The replies show each scan's counters only to a caller who may list everything below its
+    // root, as Status does (daemon/scan_visibility.hpp), judged on the index as it is now: the
+    // progress replies come from the io thread, which must not run that check.
+    std::vector<bool> counts_visible;
+    ScanRedactor redactor(q.db, view);
+    for (const std::string& root : roots) {
+        bool shown = false;
+        if (auto st = redactor.counts_visible(root, &shown); !st) {
+            r.fail(storage_failure("scan", st));
+            return;
+        }
+        counts_visible.push_back(shown);
+    }
     std::vector<std::shared_ptr<const ScanJob>> jobs;
     for (std::string& root : roots) {
         auto job = ctx.scans.enqueue(std::move(root));
@@ -91,12 +105,16 @@ void scan(HandlerContext& ctx, const ipc::PeerCredentials& peer, ipc::ScanParams
     }
     if (!p.wait) {
         ipc::ScanReply reply;
-        for (const auto& job : jobs) reply.scans.push_back(job->info());
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            reply.scans.push_back(jobs[i]->info());
+            if (!counts_visible[i]) hide_counts(&reply.scans.back());
+        }
         r.reply(ipc::to_json(reply));
         return;
     }
-    boost::asio::post(ctx.io, [&ctx, jobs = std::move(jobs), r]() mutable {
-        ctx.waiters.add(std::move(jobs), std::move(r));
+    boost::asio::post(ctx.io, [&ctx, jobs = std::move(jobs),
+                               counts_visible = std::move(counts_visible), r]() mutable {
+        ctx.waiters.add(std::move(jobs), std::move(counts_visible), std::move(r));
     });
 }
 
@@ -208,8 +226,8 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
                 return;
             }
             const ipc::PeerCredentials peer = call.peer;
-            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext&) mutable {
-                scan(ctx, peer, std::move(p), std::move(r));
+            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
+                scan(ctx, q, peer, std::move(p), std::move(r));
             });
         });
 

@@ -7,7 +7,6 @@
 #include "storage/queries.hpp"
 
 namespace wsindex::daemon {
-namespace {
 
 void hide_counts(ipc::ScanInfo* scan) {
     scan->entries = 0;
@@ -18,8 +17,6 @@ void hide_counts(ipc::ScanInfo* scan) {
     scan->error.clear();  // a walk error names a path below the root
     scan->counts_hidden = true;
 }
-
-}  // namespace
 
 ScanRedactor::ScanRedactor(storage::Database& db, const CallerView& view) : db_(db), view_(view) {}
 
@@ -56,6 +53,13 @@ core::Status ScanRedactor::redact(ipc::ScanInfo* scan) {
         scan->root.clear();
         scan->root_hidden = true;
     }
+    return {};
+}
+
+core::Status ScanRedactor::counts_visible(const std::string& root, bool* out) {
+    Decision d;
+    if (auto st = decide(root, &d); !st) return st;
+    *out = d.counts_visible;
     return {};
 }
 

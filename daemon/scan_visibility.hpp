@@ -28,6 +28,9 @@
 
 namespace wsindex::daemon {
 
+// Zeroes the counters, bytes and failure text of `scan` and sets counts_hidden.
+void hide_counts(ipc::ScanInfo* scan);
+
 // One caller's view of scans for one call; decisions are cached per root (a history holds many
 // scans of few roots). Same thread rules as CallerView: the query thread of that call.
 class ScanRedactor {
@@ -39,6 +42,10 @@ class ScanRedactor {
     // False if the caller may not see `root` at all (leave it out); else withholds its totals
     // unless the caller may list the whole subtree.
     core::Status redact(ipc::RootInfo* root, bool* keep);
+    // Whether the caller may see the counters of a scan of `root` (the rule above), judged
+    // now: for `wsctl scan --wait`, whose progress replies are sent from the io thread, which
+    // must not run this check itself.
+    core::Status counts_visible(const std::string& root, bool* out);
 
   private:
     struct Decision {

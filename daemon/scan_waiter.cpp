@@ -3,29 +3,31 @@
 
 #include <algorithm>
 
+#include "daemon/scan_visibility.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "ipc/methods.hpp"
 
 namespace wsindex::daemon {
-namespace {
 
-nlohmann::json scans_reply(const std::vector<std::shared_ptr<const ScanJob>>& jobs) {
+nlohmann::json ScanWaiters::scans_reply(const Waiter& w) {
     ipc::ScanReply reply;
-    for (const auto& job : jobs) reply.scans.push_back(job->info());
+    for (std::size_t i = 0; i < w.jobs.size(); ++i) {
+        reply.scans.push_back(w.jobs[i]->info());
+        if (i < w.counts_visible.size() && !w.counts_visible[i]) hide_counts(&reply.scans.back());
+    }
     return ipc::to_json(reply);
 }
-
-}  // namespace
 
 ScanWaiters::ScanWaiters(boost::asio::io_context& io, std::chrono::milliseconds interval)
     : timer_(io), interval_(interval) {}
 
-void ScanWaiters::add(std::vector<std::shared_ptr<const ScanJob>> jobs, ipc::Responder responder) {
+void ScanWaiters::add(std::vector<std::shared_ptr<const ScanJob>> jobs,
+                      std::vector<bool> counts_visible, ipc::Responder responder) {
     if (stopped_) {
         responder.fail(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
         return;
     }
-    waiters_.push_back(Waiter{std::move(jobs), std::move(responder)});
+    waiters_.push_back(Waiter{std::move(jobs), std::move(counts_visible), std::move(responder)});
     check_all(false);  // the scans may have ended already
     arm();
 }
@@ -52,7 +54,7 @@ void ScanWaiters::check_all(bool tick) {
             drop = true;
         } else if (!drop && tick && w.responder.streaming()) {
             // WouldBlock (the caller is not reading) just skips this tick.
-            const ipc::SendResult sent = w.responder.try_more(scans_reply(w.jobs));
+            const ipc::SendResult sent = w.responder.try_more(scans_reply(w));
             drop = sent != ipc::SendResult::Sent && sent != ipc::SendResult::WouldBlock;
         }
         it = drop ? waiters_.erase(it) : std::next(it);
@@ -66,10 +68,10 @@ void ScanWaiters::finish(Waiter& w) {
         return job->state() == ipc::ScanState::Cancelled;
     });
     if (cancelled == w.jobs.end()) {
-        w.responder.reply(scans_reply(w.jobs));
+        w.responder.reply(scans_reply(w));
         return;
     }
-    if (w.responder.streaming()) w.responder.try_more(scans_reply(w.jobs));
+    if (w.responder.streaming()) w.responder.try_more(scans_reply(w));
     const std::int64_t id = (*cancelled)->scan_id();
     w.responder.fail(
         ipc::make_error(ipc::ErrorKind::Cancelled,

@@ -25,8 +25,11 @@ class ScanWaiters {
   public:
     ScanWaiters(boost::asio::io_context& io, std::chrono::milliseconds interval);
 
-    // io thread. Follows `jobs` for the call behind `responder`.
-    void add(std::vector<std::shared_ptr<const ScanJob>> jobs, ipc::Responder responder);
+    // io thread. Follows `jobs` for the call behind `responder`; the counters of jobs[i] are
+    // withheld from every reply unless counts_visible[i] (decided by the caller's query
+    // thread, daemon/scan_visibility.hpp; empty: all visible).
+    void add(std::vector<std::shared_ptr<const ScanJob>> jobs, std::vector<bool> counts_visible,
+             ipc::Responder responder);
     // io thread. Sends the final replies of callers whose scans all ended.
     void poke();
     // io thread. Stops the timer; callers still waiting get ShuttingDown.
@@ -37,9 +40,11 @@ class ScanWaiters {
   private:
     struct Waiter {
         std::vector<std::shared_ptr<const ScanJob>> jobs;
+        std::vector<bool> counts_visible;
         ipc::Responder responder;
     };
     void check_all(bool tick);
+    static nlohmann::json scans_reply(const Waiter& w);
     static void finish(Waiter& w);
     void arm();
 

@@ -298,6 +298,21 @@ TEST(Progress, LinesAndSummaries) {
     EXPECT_NE(scan_summary(scan).find(": EIO"), std::string::npos);
 }
 
+// Counters the daemon withheld (zeroes on the wire) are not printed as zeroes.
+TEST(Progress, WithheldCountsAreSaidToBeHidden) {
+    ipc::ScanInfo scan;
+    scan.scan_id = 8;
+    scan.root = "/shared";
+    scan.state = ipc::ScanState::Running;
+    scan.elapsed_ms = 1500;
+    scan.counts_hidden = true;
+    const std::string why =
+        " (counts withheld: the index does not show that you may list everything below it)";
+    EXPECT_EQ(progress_line(scan), "scanning /shared: 1.5 s" + why);
+    scan.state = ipc::ScanState::Done;
+    EXPECT_EQ(scan_summary(scan), "scan 8 done: /shared: in 1.5 s" + why);
+}
+
 // Everything written to `f` so far.
 std::string contents(std::FILE* f) {
     std::fflush(f);

@@ -552,6 +552,68 @@ TEST_F(DaemonFixture, StatusAndScansWithholdWhatTheCallerCannotSee) {
     EXPECT_TRUE(scans.scans[0].counts_hidden);
 }
 
+// wsctl scan --wait: the progress and final replies show a scan's counters only to a caller
+// who may list every directory below its root in the index, as Status does.
+TEST_F(DaemonFixture, ScanWaitWithholdsCountsTheCallerMayNotSee) {
+    std::atomic<bool> restricted{false};
+    DaemonOptions o = options();
+    o.seams.visibility = [&](const ipc::PeerCredentials&) -> CallerView {
+        const bool hide = restricted.load();
+        const PathFilter all = [](std::string_view) { return true; };
+        const PathFilter can_list = [hide](std::string_view path) {
+            return !hide || path.find("/dir1") == std::string_view::npos;
+        };
+        return CallerView{all, can_list, false};
+    };
+    start(std::move(o));
+    // Every reply of a waited scan of `root`, progress and final.
+    auto waited = [&](const std::string& root) {
+        std::vector<ipc::ScanInfo> replies;
+        ipc::Client c = client();
+        auto error = c.call_more(ipc::method::kScan, {{"paths", {root}}, {"wait", true}},
+                                 [&](const json& params, bool) {
+                                     auto r = ipc::from_json<ipc::ScanReply>(params);
+                                     EXPECT_TRUE(r.ok());
+                                     replies.push_back(r.value().scans.at(0));
+                                     return true;
+                                 });
+        EXPECT_FALSE(error) << error->to_string();
+        EXPECT_FALSE(replies.empty());
+        if (!replies.empty()) {
+            EXPECT_EQ(replies.back().state, ipc::ScanState::Done);
+        }
+        return replies;
+    };
+    auto expect_hidden = [](const std::vector<ipc::ScanInfo>& replies, bool hidden) {
+        for (const auto& scan : replies) {
+            EXPECT_EQ(scan.counts_hidden, hidden);
+            if (hidden) {
+                EXPECT_EQ(scan.entries, 0u);
+                EXPECT_FALSE(scan.bytes.has_value());
+            }
+        }
+    };
+    // Not indexed yet: nothing proves the caller may list what the counters count.
+    expect_hidden(waited(tree), true);
+    // Indexed now, and every directory listable: shown.
+    auto shown = waited(tree);
+    expect_hidden(shown, false);
+    EXPECT_EQ(shown.back().entries, entries);
+    // dir1 not listable: hidden for the tree, shown for dir0 below it.
+    restricted = true;
+    auto hidden = waited(tree);
+    expect_hidden(hidden, true);
+    EXPECT_EQ(hidden.back().root, tree);  // the root stays: the caller may see its name
+    auto dir0 = waited(tree + "/dir0");
+    expect_hidden(dir0, false);
+    EXPECT_GT(dir0.back().entries, 0u);
+    // The unwaited reply follows the same rule.
+    auto queued = ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
+    ASSERT_TRUE(queued.ok());
+    EXPECT_TRUE(queued.value().scans.at(0).counts_hidden);
+    ASSERT_TRUE(daemon->scans().wait_idle(60s));
+}
+
 TEST_F(DaemonFixture, ReloadPicksUpNewRoots) {
     const std::string conf = dir / "wsindexd.toml";
     { std::ofstream(conf) << "workers = 2\n"; }

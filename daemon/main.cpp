@@ -40,8 +40,14 @@ namespace {
 wsindex::daemon::Seams make_seams(const wsindex::daemon::Config& config, int listen_fd) {
     using namespace wsindex::daemon;
     Seams seams;
-    // Each caller sees what they could list themselves, judged on the live file system.
+    // Each caller sees what they could list themselves, judged on the live file system. A
+    // per-user daemon (no way past permission bits) indexed only what its user may read: that
+    // user sees everything, without the per-call listability checks (their counts too, also
+    // during a root's first scan).
     seams.visibility = make_visibility_policy();
+    if (!process_may_bypass_permissions()) {
+        seams.visibility = trusting_own_user(std::move(seams.visibility), ::geteuid());
+    }
     // Control: root, the daemon's own user (a per-user instance belongs to its user), or the
     // control group: the socket's group if configured, else "wsindex" if that group exists.
     const std::optional<gid_t> group =

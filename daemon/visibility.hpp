@@ -159,6 +159,16 @@ std::optional<Caller> resolve_caller(const ipc::PeerCredentials& peer);
 // i.e. the directories' permissions now, as plocate's access() check at query time sees them).
 VisibilityPolicy make_visibility_policy(DirPermSource source = live_dir_perm);
 
+// Whether this process may read past permission bits (uid 0, or CAP_DAC_OVERRIDE or
+// CAP_DAC_READ_SEARCH in its permitted set). False for a per-user daemon.
+bool process_may_bypass_permissions();
+
+// `policy`, except that a caller whose uid is `own_uid` sees everything (sees_everything, no
+// listability pass). Only sound for a daemon that cannot bypass permissions
+// (process_may_bypass_permissions() false): everything it indexed, it read with that uid's
+// rights, so that user may read it too (main.cpp decides).
+VisibilityPolicy trusting_own_user(VisibilityPolicy policy, uid_t own_uid);
+
 // Seams::may_control: root or members of `control_group` (look it up once at startup with
 // lookup_group("wsindex"); nullopt: root only).
 ControlPolicy make_control_policy(std::optional<gid_t> control_group);

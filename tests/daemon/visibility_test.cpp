@@ -115,6 +115,56 @@ TEST(Visibility, RootSeesEverythingWithoutLookups) {
     EXPECT_EQ(root.lookups(), 0U);
 }
 
+// A per-user daemon trusts its own user: that uid sees everything, any other goes through the
+// policy (and an invalid peer too, whatever uid it carries).
+TEST(Visibility, TrustingOwnUserLetsOnlyThatUidSeeEverything) {
+    int policy_calls = 0;
+    VisibilityPolicy hide_all = [&](const ipc::PeerCredentials&) {
+        ++policy_calls;
+        const PathFilter none = [](std::string_view) { return false; };
+        return CallerView{none, none, false};
+    };
+    const VisibilityPolicy policy = trusting_own_user(hide_all, 1234);
+    ipc::PeerCredentials own{};
+    own.valid = true;
+    own.uid = 1234;
+    const CallerView mine = policy(own);
+    EXPECT_TRUE(mine.sees_everything);
+    EXPECT_TRUE(mine.can_see("/home/u/private"));
+    EXPECT_TRUE(mine.can_list("/home/u"));
+    EXPECT_EQ(policy_calls, 0);
+    ipc::PeerCredentials other = own;
+    other.uid = 1235;
+    EXPECT_FALSE(policy(other).sees_everything);
+    EXPECT_FALSE(policy(other).can_see("/home/u/private"));
+    ipc::PeerCredentials invalid = own;
+    invalid.valid = false;
+    EXPECT_FALSE(policy(invalid).sees_everything);
+    EXPECT_EQ(policy_calls, 3);
+}
+
+// Root may read past permission bits; the same process after dropping to an unprivileged uid
+// (which clears its capabilities) may not: then main.cpp trusts the daemon's own user.
+TEST(Visibility, OnlyRootOrACapabilityBypassesPermissions) {
+    if (::geteuid() == 0) {
+        EXPECT_TRUE(process_may_bypass_permissions());
+    }
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::geteuid() == 0 &&
+            (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+             ::setresuid(65534, 65534, 65534) != 0)) {
+            ::_exit(2);
+        }
+        ::_exit(process_may_bypass_permissions() ? 1 : 0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: still may bypass; 2: could not drop privileges";
+}
+
 TEST(Visibility, UnknownDirectoriesAndBadPathsAreHidden) {
     Table t = home_table();
     VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());

@@ -157,17 +157,24 @@ core::Status ScanWriter::open(const std::string& db_path, std::unique_ptr<ScanWr
 }
 
 core::Status ScanWriter::prepare_statements() {
+    // OR FAIL on the inserts that write many rows per statement: with the default (ABORT)
+    // SQLite keeps a statement journal so that a conflict can undo just that statement,
+    // copying every existing page the statement touches first (a temp file once it passes
+    // 64 KiB). A conflict here is fatal to the scan anyway (the transaction is rolled back
+    // and the scan's rows removed), so the journal bought nothing: without it the swap of
+    // the lopsided 1M tree went 0.25 -> 0.14 s (docs/schema.md).
     core::Status s = db_.prepare(
-        "INSERT INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns, mode, uid, gid,"
-        " dev, ino, nlink, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+        "INSERT OR FAIL INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns, mode,"
+        " uid, gid, dev, ino, nlink, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+        "?12, ?13,"
         " ?14)",
         &insert_entry_);
     if (s) {
         // The same insert for kRowsPerInsert rows: one statement execution (start, halt,
         // reset: ~1k instructions) per kRowsPerInsert rows instead of per row.
         std::string sql =
-            "INSERT INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns, mode, uid,"
-            " gid, dev, ino, nlink, error) VALUES ";
+            "INSERT OR FAIL INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns,"
+            " mode, uid, gid, dev, ino, nlink, error) VALUES ";
         for (std::size_t row = 0; row < kRowsPerInsert; ++row) {
             sql += row == 0 ? "(" : ",(";
             for (int c = 0; c < kEntryColumns; ++c) sql += c == 0 ? "?" : ",?";
@@ -813,7 +820,7 @@ core::Status ScanWriter::swap_in() {
         Statement replace;
         Statement insert;
         Statement insert_many;
-        std::string many = std::string("INSERT") + kDirsInsert;
+        std::string many = std::string("INSERT OR FAIL") + kDirsInsert;  // prepare_statements()
         for (std::size_t i = 0; i < kDirRowsPerInsert; ++i)
             many += (i == 0 ? "" : ",") + std::string(kDirsRow);
         if (auto s =

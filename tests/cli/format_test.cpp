@@ -280,14 +280,19 @@ TEST(SocketPath, OneDefaultForDaemonClientAndUnits) {
     EXPECT_EQ(default_socket_as(65534, "relative"), "/run/user/65534/wsindexd/wsindexd.sock");
 }
 
-TEST(Progress, LinesAndSummaries) {
+ipc::ScanInfo running_scan(std::uint64_t id, std::string root, std::uint64_t elapsed_ms) {
     ipc::ScanInfo scan;
-    scan.scan_id = 7;
-    scan.root = "/data";
+    scan.scan_id = id;
+    scan.root = std::move(root);
     scan.state = ipc::ScanState::Running;
+    scan.elapsed_ms = elapsed_ms;
+    return scan;
+}
+
+TEST(Progress, LinesAndSummaries) {
+    ipc::ScanInfo scan = running_scan(7, "/data", 12345);
     scan.entries = 12345;
     scan.entries_per_second = 1000.4;
-    scan.elapsed_ms = 12345;
     EXPECT_EQ(progress_line(scan), "scanning /data: 12,345 entries, 1,000 entries/s, 12.3 s");
     scan.errors = 2;
     EXPECT_EQ(progress_line(scan),
@@ -300,11 +305,7 @@ TEST(Progress, LinesAndSummaries) {
 
 // Counters the daemon withheld (zeroes on the wire) are not printed as zeroes.
 TEST(Progress, WithheldCountsAreSaidToBeHidden) {
-    ipc::ScanInfo scan;
-    scan.scan_id = 8;
-    scan.root = "/shared";
-    scan.state = ipc::ScanState::Running;
-    scan.elapsed_ms = 1500;
+    ipc::ScanInfo scan = running_scan(8, "/shared", 1500);
     scan.counts_hidden = true;
     const std::string why =
         " (counts withheld: the index does not show that you may list everything below it)";

@@ -4,6 +4,8 @@
 #include <dirent.h>
 
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 
 namespace wsindex::core {
 
@@ -21,11 +23,19 @@ void DirBuffer::reserve_free(std::size_t free_bytes) {
 int DirBuffer::read_all(const FsOps& fs, int fd) {
     size_ = 0;
     offsets_.clear();
+    int reads = 0;  // calls that returned records
     for (;;) {
         reserve_free(kMinRead);
         const long n = fs.read_dir(fd, data_.get() + size_, capacity_ - size_);
-        if (n < 0) return static_cast<int>(-n);
-        if (n == 0) return 0;
+        if (n < 0) {
+            if (reads > 1) drop_repeated_names();
+            return static_cast<int>(-n);
+        }
+        if (n == 0) {
+            if (reads > 1) drop_repeated_names();
+            return 0;
+        }
+        ++reads;
         const std::size_t end = size_ + static_cast<std::size_t>(n);
         for (std::size_t off = size_; off < end;) {
             const auto* d = reinterpret_cast<const LinuxDirent64*>(data_.get() + off);
@@ -37,6 +47,23 @@ int DirBuffer::read_all(const FsOps& fs, int fd) {
         }
         size_ = end;
     }
+}
+
+void DirBuffer::drop_repeated_names() {
+    // POSIX leaves open whether an entry added after opendir is returned, so a name removed
+    // and made again between two getdents64 calls can come back in the later call (offset-
+    // ordered directories such as older tmpfs did): the walker would stat it twice, walk it
+    // twice if a directory, and the index key (dir, name) would be written twice.
+    // Keeps each name's first record. Only for listings that took more than one call (more
+    // than ~2000 entries), so the common small directory pays nothing.
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(offsets_.size());
+    std::size_t kept = 0;
+    for (const std::uint32_t off : offsets_) {
+        const auto* d = reinterpret_cast<const LinuxDirent64*>(data_.get() + off);
+        if (seen.insert(std::string_view(d->d_name)).second) offsets_[kept++] = off;
+    }
+    offsets_.resize(kept);
 }
 
 EntryType entry_type_from_dtype(unsigned char d_type) {

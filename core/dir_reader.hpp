@@ -33,8 +33,9 @@ class DirBuffer {
 
     DirBuffer() = default;
 
-    // Reads every record of `fd` (replacing previous contents). Returns 0 or an errno; on error
-    // the records read so far remain.
+    // Reads every record of `fd` (replacing previous contents), each name once even if a
+    // concurrent change made a later getdents64 call return it again. Returns 0 or an errno; on
+    // error the records read so far remain.
     int read_all(const FsOps& fs, int fd);
 
     [[nodiscard]] std::size_t count() const { return offsets_.size(); }
@@ -46,6 +47,7 @@ class DirBuffer {
 
   private:
     void reserve_free(std::size_t free_bytes);
+    void drop_repeated_names();
 
     std::unique_ptr<char[]> data_;
     std::size_t capacity_ = 0;

@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <string>
 
+#include "core/dir_reader.hpp"
 #include "core/fs_ops.hpp"
 #include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"
@@ -71,6 +74,60 @@ Walked walk_with(const std::string& root, const FsOps& fs, std::size_t batch = 6
     o.result_batch = batch;
     o.workers = 2;
     return walk(root, o);
+}
+
+// Returns every listing as the kernel does, except that the directory named `name` gets,
+// after its first batch of records, one more batch repeating one of them (a file removed and
+// made again between two getdents64 calls, as offset-ordered directories can report).
+class RepeatFs : public FsOps {
+  public:
+    explicit RepeatFs(std::string name) : name_(std::move(name)) {}
+    [[nodiscard]] bool injected() const { return sent_.load(); }
+    int open_dir(int dirfd, const char* name) const noexcept override {
+        const int fd = FsOps::open_dir(dirfd, name);
+        if (fd >= 0 && name_ == name) target_fd_.store(fd);
+        return fd;
+    }
+    long read_dir(int fd, char* buf, std::size_t len) const noexcept override {
+        if (fd != target_fd_.load()) return FsOps::read_dir(fd, buf, len);
+        if (repeated_.empty()) {
+            const long n = FsOps::read_dir(fd, buf, len);
+            // Remember the first record that is not "." or "..".
+            for (long off = 0; off < n;) {
+                const auto* d = reinterpret_cast<const core::LinuxDirent64*>(buf + off);
+                if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) {
+                    repeated_.assign(buf + off, d->d_reclen);
+                    break;
+                }
+                off += d->d_reclen;
+            }
+            return n;
+        }
+        if (!sent_.exchange(true) && repeated_.size() <= len) {
+            std::memcpy(buf, repeated_.data(), repeated_.size());
+            return static_cast<long>(repeated_.size());
+        }
+        return FsOps::read_dir(fd, buf, len);
+    }
+
+  private:
+    std::string name_;
+    mutable std::atomic<int> target_fd_{-1};
+    mutable std::string repeated_;  // only the walker thread that lists the target touches it
+    mutable std::atomic<bool> sent_{false};
+};
+
+TEST(WalkerFaults, ANameListedTwiceIsWalkedOnce) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp);
+    RepeatFs fs("d7");
+    const Walked w = walk_with(root, fs);
+    ASSERT_TRUE(w.status) << w.status.to_string();
+    std::map<std::string, int> seen;
+    for (const WalkResult& r : w.results) ++seen[r.path];
+    for (const auto& [path, count] : seen) EXPECT_EQ(count, 1) << path;
+    EXPECT_EQ(w.results.size(), find_paths(root).size());
+    EXPECT_TRUE(fs.injected());  // the repeat did reach the walker
 }
 
 TEST(WalkerFaults, DirectoryVanishesBetweenListingAndOpen) {

@@ -4,8 +4,9 @@
 #include <dirent.h>
 
 #include <cstring>
+#include <functional>
 #include <string_view>
-#include <unordered_set>
+#include <vector>
 
 namespace wsindex::core {
 
@@ -53,15 +54,35 @@ void DirBuffer::drop_repeated_names() {
     // POSIX leaves open whether an entry added after opendir is returned, so a name removed
     // and made again between two getdents64 calls can come back in the later call (offset-
     // ordered directories such as older tmpfs did): the walker would stat it twice, walk it
-    // twice if a directory, and the index key (dir, name) would be written twice.
-    // Keeps each name's first record. Only for listings that took more than one call (more
-    // than ~2000 entries), so the common small directory pays nothing.
-    std::unordered_set<std::string_view> seen;
-    seen.reserve(offsets_.size());
+    // twice if a directory, and the index key (dir, name) would be written twice. Keeps each
+    // name's first record. Only listings that took more than one call (over ~2000 entries) get
+    // here. An open-addressing table of (hash, kept index) in one array: an unordered_set of
+    // string_views made the 300k-entry wide tree's walk 10% slower (0.61 -> 0.67 s).
+    const std::size_t n = offsets_.size();
+    std::size_t capacity = 16;
+    while (capacity < 2 * n) capacity *= 2;
+    const std::size_t mask = capacity - 1;
+    std::vector<std::uint64_t> slots(capacity, 0);  // hash << 32 | (kept index + 1); 0: empty
+    auto name_at = [this](std::uint32_t off) {
+        return std::string_view(reinterpret_cast<const LinuxDirent64*>(data_.get() + off)->d_name);
+    };
     std::size_t kept = 0;
-    for (const std::uint32_t off : offsets_) {
-        const auto* d = reinterpret_cast<const LinuxDirent64*>(data_.get() + off);
-        if (seen.insert(std::string_view(d->d_name)).second) offsets_[kept++] = off;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t off = offsets_[i];
+        const std::string_view name = name_at(off);
+        const auto hash = static_cast<std::uint32_t>(std::hash<std::string_view>{}(name));
+        for (std::size_t pos = hash & mask;; pos = (pos + 1) & mask) {
+            const std::uint64_t slot = slots[pos];
+            if (slot == 0) {
+                slots[pos] = (std::uint64_t{hash} << 32) | (kept + 1);
+                offsets_[kept++] = off;  // earlier kept entries stay where the table says
+                break;
+            }
+            if (static_cast<std::uint32_t>(slot >> 32) == hash &&
+                name_at(offsets_[(slot & 0xffffffffu) - 1]) == name) {
+                break;  // a repeat: dropped
+            }
+        }
     }
     offsets_.resize(kept);
 }

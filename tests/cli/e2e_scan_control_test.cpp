@@ -101,7 +101,12 @@ TEST_F(ScanControl, CancelMidScanLeavesThePreviousIndex) {
         auto status = client->call(ipc::method::kStatus, nlohmann::json::object());
         ASSERT_TRUE(status.ok()) << status.error().to_string();
         const auto running = status.value().find("running");
-        if (running == status.value().end() || !running->is_object()) continue;
+        // Wait for its id too: Cancel lists the scans it cancelled by id, and a scan cancelled
+        // before its writer gave it one is cancelled all the same but not listed.
+        if (running == status.value().end() || !running->is_object() ||
+            running->value("scan_id", std::uint64_t{0}) == 0) {
+            continue;
+        }
         const auto cancel = ctl({"cancel", "--json"});
         ASSERT_EQ(cancel.code, 0) << cancel.err;
         cancelled = parse_json(cancel.out).value("cancelled", nlohmann::json::array());

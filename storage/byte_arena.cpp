@@ -10,13 +10,13 @@ std::string_view ByteArena::store(std::string_view bytes, std::string_view suffi
     if (size > kLongPiece) {
         // Its own block, inserted before the open one so that the open one's free space
         // (free_ counts from blocks_.back()) stays usable.
-        auto own = std::make_unique<char[]>(size);
+        auto own = std::make_unique_for_overwrite<char[]>(size);
         at = own.get();
         const auto where = free_ == 0 ? blocks_.end() : blocks_.end() - 1;
         blocks_.insert(where, std::move(own));
     } else {
         if (free_ < size) {
-            blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+            blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockSize));
             free_ = kBlockSize;
         }
         at = blocks_.back().get() + (kBlockSize - free_);

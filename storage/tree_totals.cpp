@@ -7,8 +7,10 @@
 namespace wsindex::storage {
 
 TreeTotals::Dir& TreeTotals::at(std::uint64_t id) {
-    if (id >= dirs_.size()) dirs_.resize(std::max<std::size_t>(id + 1, dirs_.size() * 2));
-    return dirs_[id];
+    while ((id >> kChunkShift) >= chunks_.size())
+        chunks_.push_back(std::make_unique<Dir[]>(kChunk));
+    size_ = std::max(size_, id + 1);
+    return dir(id);
 }
 
 void TreeTotals::add(const core::WalkResult& r) {
@@ -42,27 +44,29 @@ void TreeTotals::finish() {
     // per depth (a counting sort): linear, where a comparison sort of the ids took ~50 ms of
     // the scan's serial end on 63k directories (perf, lopsided tree).
     std::uint32_t max_depth = 0;
-    for (const Dir& d : dirs_) {
-        if (d.seen) max_depth = std::max(max_depth, d.depth);
+    for (std::uint64_t id = 0; id < size_; ++id) {
+        if (dir(id).seen) max_depth = std::max(max_depth, dir(id).depth);
     }
     std::vector<std::size_t> next(max_depth + 2, 0);  // next[depth]: its first slot in order
-    for (const Dir& d : dirs_) {
-        if (d.seen) ++next[d.depth + 1];
+    for (std::uint64_t id = 0; id < size_; ++id) {
+        if (dir(id).seen) ++next[dir(id).depth + 1];
     }
     std::partial_sum(next.begin(), next.end(), next.begin());
     std::vector<std::uint64_t> order(next.back());
-    for (std::uint64_t id = 0; id < dirs_.size(); ++id) {
-        if (dirs_[id].seen) order[next[dirs_[id].depth]++] = id;
+    for (std::uint64_t id = 0; id < size_; ++id) {
+        if (dir(id).seen) order[next[dir(id).depth]++] = id;
     }
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        Dir& d = dirs_[*it];
-        if (d.parent == 0 || d.parent >= dirs_.size()) continue;
-        dirs_[d.parent].single += d.single;
+        const Dir& d = dir(*it);
+        if (d.parent == 0 || d.parent >= size_) continue;
+        dir(d.parent).single += d.single;
     }
-    for (Dir& d : dirs_) d.total = d.single;
+    if (links_.empty()) return;
 
     // Each multi-link inode adds itself once to every directory above any of its names: walk
     // up from each name, stopping where this inode's group already passed.
+    multi_.assign(size_, Totals{});
+    std::vector<std::uint64_t> stamp(size_, 0);  // the last link group that touched a dir
     std::sort(links_.begin(), links_.end(), [](const LinkName& a, const LinkName& b) {
         return a.dev != b.dev ? a.dev < b.dev : a.ino < b.ino;
     });
@@ -72,22 +76,21 @@ void TreeTotals::finish() {
             ++group;
         }
         const LinkName& l = links_[i];
-        for (std::uint64_t id = l.dir; id != 0 && id < dirs_.size();) {
-            Dir& d = dirs_[id];
-            if (d.stamp == group) break;  // this inode already counted here and above
-            d.stamp = group;
-            d.total += Totals{l.size, l.blocks, 1, 0};
-            id = d.parent;
+        for (std::uint64_t id = l.dir; id != 0 && id < size_; id = dir(id).parent) {
+            if (stamp[id] == group) break;  // this inode already counted here and above
+            stamp[id] = group;
+            multi_[id] += Totals{l.size, l.blocks, 1, 0};
         }
     }
 }
 
 Totals TreeTotals::total(std::uint64_t id) const {
-    return id < dirs_.size() ? dirs_[id].total : Totals{};
+    if (id >= size_) return Totals{};
+    Totals t = dir(id).single;
+    if (id < multi_.size()) t += multi_[id];
+    return t;
 }
 
-Totals TreeTotals::single(std::uint64_t id) const {
-    return id < dirs_.size() ? dirs_[id].single : Totals{};
-}
+Totals TreeTotals::single(std::uint64_t id) const { return id < size_ ? dir(id).single : Totals{}; }
 
 }  // namespace wsindex::storage

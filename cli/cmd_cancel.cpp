@@ -15,11 +15,16 @@ int run_cancel(const Context& ctx, const CancelOptions& options) {
     if (!cancelled) return bad_reply(ctx, cancelled.error());
     if (ctx.json) {
         print_json(ctx, reply.value());
-    } else if (cancelled->cancelled.empty()) {
+    } else if (cancelled->cancelled.empty() && cancelled->unnumbered == 0) {
         write_out(ctx, "nothing to cancel: no scan is running\n");
     } else {
         for (const auto id : cancelled->cancelled) {
             write_out(ctx, "cancelled scan " + std::to_string(id) + "\n");
+        }
+        // A scan that was starting has no id yet (wsctl scans lists it once it has one).
+        if (const auto n = cancelled->unnumbered; n != 0) {
+            write_out(ctx, "cancelled " + std::to_string(n) + (n == 1 ? " scan" : " scans") +
+                               " that had no id yet (starting or queued)\n");
         }
     }
     return finish(ctx, 0);

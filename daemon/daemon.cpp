@@ -77,6 +77,7 @@ core::Status Daemon::start() {
     so.max_queued = c.max_queued_scans;
     so.low_priority = options_.low_priority_scans;
     so.result_batch = options_.result_batch;
+    so.before_begin = options_.before_begin;
     so.before_walk = options_.before_walk;
     so.after_batch = options_.after_batch;
     so.on_change = [this](const ScanJob& job) { on_job_change(job); };

@@ -37,6 +37,7 @@ struct DaemonOptions {
     bool low_priority_scans = true;
     bool watchdog = false;  // ping systemd's watchdog from the io thread when it is enabled
     // Test seams passed to the scan service.
+    std::function<void(const ScanJob&)> before_begin;
     std::function<void(const ScanJob&)> before_walk;
     std::function<void(const ScanJob&)> after_batch;
     std::size_t result_batch = 1024;

@@ -139,6 +139,8 @@ void cancel(HandlerContext& ctx, const ipc::Call& call, const ipc::CancelParams&
     for (const auto& job : cancelled.value()) {
         if (const std::int64_t id = job->scan_id(); id != 0) {
             reply.cancelled.push_back(static_cast<std::uint64_t>(id));
+        } else {
+            ++reply.unnumbered;
         }
     }
     r.reply(ipc::to_json(reply));

@@ -349,6 +349,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     job->mark_running();
     notify(*job);
     const std::string root = shown(job->root());
+    if (options_.before_begin) options_.before_begin(*job);
 
     if (auto st = writer_->begin(job->root()); !st) {
         return Outcome{ipc::ScanState::Failed, st.to_string()};

@@ -71,7 +71,9 @@ struct ScanServiceOptions {
     // Called on the scan thread after each job ended and its log was checkpointed into the
     // database (and once at start-up): the moment readers can warm up. Must not block.
     std::function<void()> on_settled;
-    // Test seams, on the scan thread: before the walk starts, and after each batch was counted.
+    // Test seams, on the scan thread: once the job runs but before its scan row (and id)
+    // exists, before the walk starts, and after each batch was counted.
+    std::function<void(const ScanJob&)> before_begin;
     std::function<void(const ScanJob&)> before_walk;
     std::function<void(const ScanJob&)> after_batch;
 };

@@ -278,7 +278,9 @@ json to_json(const CancelParams& v) {
     return out;
 }
 
-json to_json(const CancelReply& v) { return json{{"cancelled", v.cancelled}}; }
+json to_json(const CancelReply& v) {
+    return json{{"cancelled", v.cancelled}, {"unnumbered", v.unnumbered}};
+}
 
 json to_json(const FindParams& v) {
     json out{{"match", match_mode_name(v.match)},
@@ -452,8 +454,10 @@ Result<CancelParams> from_json<CancelParams>(const json& j) {
 
 template <>
 Result<CancelReply> from_json<CancelReply>(const json& j) {
-    return decode_top<CancelReply>(
-        j, [](FieldReader& r, CancelReply& out) { out.cancelled = r.uint64_list("cancelled"); });
+    return decode_top<CancelReply>(j, [](FieldReader& r, CancelReply& out) {
+        out.cancelled = r.uint64_list("cancelled");
+        out.unnumbered = r.uint64("unnumbered", 0);  // absent from daemons before it
+    });
 }
 
 template <>

@@ -125,7 +125,10 @@ struct CancelParams {
     std::optional<std::uint64_t> scan_id;  // absent: the running scan
 };
 struct CancelReply {
-    std::vector<std::uint64_t> cancelled;
+    std::vector<std::uint64_t> cancelled;  // ids of the cancelled scans that had one
+    // Cancelled scans that had no id yet: one that was starting (its scan row not yet
+    // written) and queued ones dropped with "queued": true.
+    std::uint64_t unnumbered = 0;
 };
 
 // ---- wsindex.Find ------------------------------------------------------------------------

@@ -269,12 +269,42 @@ TEST_F(DaemonFixture, CancelStopsTheRunningScan) {
         ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel, {{"scan_id", id}}));
     ASSERT_TRUE(cancelled.ok());
     EXPECT_EQ(cancelled.value().cancelled, std::vector<std::uint64_t>{id});
+    EXPECT_EQ(cancelled.value().unnumbered, 0u);
     gate.open();
     ASSERT_TRUE(daemon->scans().wait_idle(60s));
     auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
     ASSERT_TRUE(scans.ok());
     ASSERT_EQ(scans.value().scans.size(), 1u);
     EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+}
+
+// A scan cancelled while it starts (running, but its scan row and id not yet written) is
+// counted as unnumbered rather than listed by id, and still ends cancelled.
+TEST_F(DaemonFixture, CancelCountsAScanThatHadNoIdYet) {
+    Gate gate;
+    DaemonOptions o = options();
+    o.before_begin = [&](const ScanJob&) { gate.pass(); };
+    start(std::move(o));
+    auto queued = ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
+    ASSERT_TRUE(queued.ok());
+    ASSERT_TRUE(gate.wait_arrived());
+
+    auto cancelled = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel));
+    ASSERT_TRUE(cancelled.ok());
+    EXPECT_TRUE(cancelled.value().cancelled.empty());
+    EXPECT_EQ(cancelled.value().unnumbered, 1u);
+    gate.open();
+    ASSERT_TRUE(daemon->scans().wait_idle(60s));
+    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
+    ASSERT_TRUE(scans.ok());
+    ASSERT_EQ(scans.value().scans.size(), 1u);
+    EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+
+    // Nothing runs now: nothing cancelled, by id or not.
+    auto again = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel));
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again.value().cancelled.empty());
+    EXPECT_EQ(again.value().unnumbered, 0u);
 }
 
 TEST_F(DaemonFixture, AWaitedScanThatIsCancelledEndsWithCancelled) {

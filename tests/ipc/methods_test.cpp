@@ -262,7 +262,9 @@ TEST(Methods, FindDuErrorsScansRepliesRoundTrip) {
 
     CancelReply c;
     c.cancelled = {1, 2};
+    c.unnumbered = 3;
     EXPECT_EQ(through_wire(c).cancelled, (std::vector<std::uint64_t>{1, 2}));
+    EXPECT_EQ(through_wire(c).unnumbered, 3u);
 
     VersionReply v;
     v.server_version = "0.1.0";

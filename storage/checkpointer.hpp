@@ -5,8 +5,9 @@
 // copies the pages and fsyncs the database, ~18 times per 1M-entry scan. That wait sits on the
 // writer thread, the ingest's critical path: 0.5-0.8 s of a 2.2 s ingest replay (1M rows, same
 // machine, same run). A PASSIVE checkpoint from a second connection runs beside the writer (the
-// WAL's checkpoint lock is not its write lock) and the writer restarts the log once everything
-// was copied, so the WAL stays bounded as before.
+// WAL's checkpoint lock is not its write lock). The log itself grows during a scan (it restarts
+// only when a write transaction begins with everything copied; docs/schema.md) and is copied
+// to its end by the daemon's checkpoint after the scan.
 #pragma once
 
 #include <chrono>

@@ -84,6 +84,25 @@ class DaemonFixture : public ::testing::Test {
         EXPECT_EQ(parsed.value().scans.size(), 1u);
         return parsed.value().scans.at(0);
     }
+    // Starts a scan of `tree` that stops at `hook` (a DaemonOptions seam) until `gate` opens.
+    void start_held_scan(Gate& gate, std::function<void(const ScanJob&)> DaemonOptions::*hook) {
+        DaemonOptions o = options();
+        o.*hook = [&gate](const ScanJob&) { gate.pass(); };
+        start(std::move(o));
+        auto queued =
+            ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
+        ASSERT_TRUE(queued.ok());
+        ASSERT_TRUE(gate.wait_arrived());
+    }
+    // Lets the held scan go on and expects it to end as the only scan, cancelled.
+    void expect_held_scan_cancelled(Gate& gate) {
+        gate.open();
+        ASSERT_TRUE(daemon->scans().wait_idle(60s));
+        auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
+        ASSERT_TRUE(scans.ok());
+        ASSERT_EQ(scans.value().scans.size(), 1u);
+        EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+    }
     std::set<std::string> find_paths(const json& params) {
         auto parsed = ipc::from_json<ipc::FindReply>(call_ok(ipc::method::kFind, params));
         EXPECT_TRUE(parsed.ok());
@@ -249,12 +268,7 @@ TEST_F(DaemonFixture, FindDuErrorsAndScansAnswerFromTheIndex) {
 
 TEST_F(DaemonFixture, CancelStopsTheRunningScan) {
     Gate gate;
-    DaemonOptions o = options();
-    o.before_walk = [&](const ScanJob&) { gate.pass(); };
-    start(std::move(o));
-    auto queued = ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
-    ASSERT_TRUE(queued.ok());
-    ASSERT_TRUE(gate.wait_arrived());
+    ASSERT_NO_FATAL_FAILURE(start_held_scan(gate, &DaemonOptions::before_walk));
 
     auto status = ipc::from_json<ipc::StatusReply>(call_ok(ipc::method::kStatus));
     ASSERT_TRUE(status.ok());
@@ -270,35 +284,20 @@ TEST_F(DaemonFixture, CancelStopsTheRunningScan) {
     ASSERT_TRUE(cancelled.ok());
     EXPECT_EQ(cancelled.value().cancelled, std::vector<std::uint64_t>{id});
     EXPECT_EQ(cancelled.value().unnumbered, 0u);
-    gate.open();
-    ASSERT_TRUE(daemon->scans().wait_idle(60s));
-    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
-    ASSERT_TRUE(scans.ok());
-    ASSERT_EQ(scans.value().scans.size(), 1u);
-    EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+    expect_held_scan_cancelled(gate);
 }
 
 // A scan cancelled while it starts (running, but its scan row and id not yet written) is
 // counted as unnumbered rather than listed by id, and still ends cancelled.
 TEST_F(DaemonFixture, CancelCountsAScanThatHadNoIdYet) {
     Gate gate;
-    DaemonOptions o = options();
-    o.before_begin = [&](const ScanJob&) { gate.pass(); };
-    start(std::move(o));
-    auto queued = ipc::from_json<ipc::ScanReply>(call_ok(ipc::method::kScan, {{"paths", {tree}}}));
-    ASSERT_TRUE(queued.ok());
-    ASSERT_TRUE(gate.wait_arrived());
+    ASSERT_NO_FATAL_FAILURE(start_held_scan(gate, &DaemonOptions::before_begin));
 
     auto cancelled = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel));
     ASSERT_TRUE(cancelled.ok());
     EXPECT_TRUE(cancelled.value().cancelled.empty());
     EXPECT_EQ(cancelled.value().unnumbered, 1u);
-    gate.open();
-    ASSERT_TRUE(daemon->scans().wait_idle(60s));
-    auto scans = ipc::from_json<ipc::ScansReply>(call_ok(ipc::method::kScans));
-    ASSERT_TRUE(scans.ok());
-    ASSERT_EQ(scans.value().scans.size(), 1u);
-    EXPECT_EQ(scans.value().scans[0].state, ipc::ScanState::Cancelled);
+    expect_held_scan_cancelled(gate);
 
     // Nothing runs now: nothing cancelled, by id or not.
     auto again = ipc::from_json<ipc::CancelReply>(call_ok(ipc::method::kCancel));

@@ -78,7 +78,11 @@ class TreeTotals {
     static constexpr std::size_t kChunkShift = 12;
     static constexpr std::size_t kChunk = std::size_t{1} << kChunkShift;
     Dir& at(std::uint64_t id);  // grows to hold id
-    [[nodiscard]] Dir& dir(std::uint64_t id) const {
+    // id < size_ (its chunk exists).
+    [[nodiscard]] Dir& dir(std::uint64_t id) {
+        return chunks_[id >> kChunkShift][id & (kChunk - 1)];
+    }
+    [[nodiscard]] const Dir& dir(std::uint64_t id) const {
         return chunks_[id >> kChunkShift][id & (kChunk - 1)];
     }
 

@@ -28,13 +28,9 @@ int DirBuffer::read_all(const FsOps& fs, int fd) {
     for (;;) {
         reserve_free(kMinRead);
         const long n = fs.read_dir(fd, data_.get() + size_, capacity_ - size_);
-        if (n < 0) {
+        if (n <= 0) {  // the end, or an error (the records read so far remain)
             if (reads > 1) drop_repeated_names();
             return static_cast<int>(-n);
-        }
-        if (n == 0) {
-            if (reads > 1) drop_repeated_names();
-            return 0;
         }
         ++reads;
         const std::size_t end = size_ + static_cast<std::size_t>(n);

@@ -31,14 +31,41 @@ unsigned long Checkpointer::runs() const {
     return runs_;
 }
 
+unsigned long Checkpointer::flushes() const {
+    std::lock_guard lock(mutex_);
+    return flushes_;
+}
+
+// Flushes the pages this thread's checkpoints wrote into the database file. SQLite syncs the
+// file only after a checkpoint that copied the whole log, which a scan's steady commits rarely
+// allow: the pages of a 1M-entry scan (~80 MB) then wait for the checkpoint that follows it,
+// on the writer's thread (an 80 ms fdatasync when wsbench-ingest closes its connection,
+// `perf trace -e fdatasync`; 24 ms with this flush). Flushing here, a little at a time, leaves
+// that last sync little to do. Extra syncs never weaken durability. Through SQLite's own handle
+// (SQLITE_FCNTL_FILE_POINTER): opening and later closing a descriptor of our own would drop
+// every POSIX lock this process holds on the file.
+void Checkpointer::flush_database_file() {
+    sqlite3_file* file = nullptr;
+    if (sqlite3_file_control(db_.handle(), "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+        file == nullptr || file->pMethods == nullptr) {
+        return;
+    }
+    if (file->pMethods->xSync(file, SQLITE_SYNC_NORMAL) != SQLITE_OK) return;
+    std::lock_guard lock(mutex_);
+    ++flushes_;
+}
+
 void Checkpointer::run() {
     std::unique_lock lock(mutex_);
     while (!wake_.wait_for(lock, period_, [this] { return stop_; })) {
         lock.unlock();
         // PASSIVE: copies what no reader still needs and never waits for locks. Errors (a
         // full disk, a busy log) are the writer's to report: its own commits will fail.
-        (void)sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
-                                        nullptr);
+        int copied = 0;
+        const int rc = sqlite3_wal_checkpoint_v2(db_.handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                                 nullptr, &copied);
+        if (rc == SQLITE_OK && copied > 0 && copied != copied_) flush_database_file();
+        copied_ = copied;
         lock.lock();
         ++runs_;
     }

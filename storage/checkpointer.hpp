@@ -35,17 +35,22 @@ class Checkpointer {
 
     // Checkpoints run so far (for tests and logs).
     [[nodiscard]] unsigned long runs() const;
+    // Flushes of the database file after a checkpoint that copied frames (for tests).
+    [[nodiscard]] unsigned long flushes() const;
 
   private:
     Checkpointer() = default;
     void run();
+    void flush_database_file();
 
     Database db_;  // used by the thread only, until the destructor joins it
     std::chrono::milliseconds period_{};
     mutable std::mutex mutex_;
     std::condition_variable wake_;
-    bool stop_ = false;       // guarded by mutex_
-    unsigned long runs_ = 0;  // guarded by mutex_
+    bool stop_ = false;          // guarded by mutex_
+    unsigned long runs_ = 0;     // guarded by mutex_
+    unsigned long flushes_ = 0;  // guarded by mutex_
+    int copied_ = 0;             // frames copied by the last checkpoint (the thread's own)
     std::thread thread_;
 };
 

@@ -55,6 +55,36 @@ TEST(Checkpointer, CopiesTheWalIntoTheDatabaseWhileTheWriterDoesNot) {
     EXPECT_EQ(rows, 4001);
 }
 
+// The database file is flushed after a checkpoint that copied frames, and not again while
+// nothing new was copied.
+TEST(Checkpointer, FlushesTheDatabaseFileOnlyAfterCopying) {
+    test::TempDir dir;
+    const std::string path = dir / "index.db";
+    Database writer;
+    ASSERT_TRUE(Database::open(path, OpenMode::read_write, &writer));
+    fill_wal(writer);
+
+    std::unique_ptr<Checkpointer> checkpointer;
+    ASSERT_TRUE(Checkpointer::start(path, std::chrono::milliseconds(1), &checkpointer));
+    auto wait_for = [&](auto done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+        return done();
+    };
+    ASSERT_TRUE(wait_for([&] { return checkpointer->flushes() >= 1; }))
+        << "no flush after the WAL was copied";
+    // Nothing new to copy: more runs, no more flushes.
+    const unsigned long flushes = checkpointer->flushes();
+    const unsigned long runs = checkpointer->runs();
+    ASSERT_TRUE(wait_for([&] { return checkpointer->runs() >= runs + 3; }));
+    EXPECT_EQ(checkpointer->flushes(), flushes);
+
+    // A new commit is copied and flushed again.
+    ASSERT_TRUE(writer.exec("INSERT INTO t VALUES (randomblob(5000))"));
+    EXPECT_TRUE(wait_for([&] { return checkpointer->flushes() > flushes; }))
+        << "no flush after a later commit was copied";
+}
+
 TEST(Checkpointer, StopsPromptlyWithALongPeriod) {
     test::TempDir dir;
     const std::string path = dir / "index.db";

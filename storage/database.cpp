@@ -9,6 +9,7 @@
 #include "storage/regexp.hpp"
 #include "storage/schema.hpp"
 #include "storage/sqlite_error.hpp"
+#include "storage/wal_write_buffer.hpp"
 
 namespace wsindex::storage {
 namespace {
@@ -64,7 +65,10 @@ core::Status Database::open(const std::string& path, OpenMode mode, Database* ou
     const int flags = (mode == OpenMode::read_only ? SQLITE_OPEN_READONLY
                                                    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                       SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(path.c_str(), &db.db_, flags, nullptr);
+    // Connections that write go through the VFS that gathers the log's frame writes
+    // (wal_write_buffer.hpp); readers never write the log.
+    const char* vfs = mode == OpenMode::read_write ? wal_buffering_vfs() : nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &db.db_, flags, vfs);
     if (rc != SQLITE_OK) {
         core::Status status = sqlite_status(db.db_, rc, "opening " + path);
         return status;

@@ -29,6 +29,8 @@ struct PendingWrites {
     std::size_t size = 0;
     // Offset just past the header of a commit frame whose page has not arrived yet; -1 if none.
     sqlite3_int64 commit_page_at = -1;
+    // End of the last write to this log, buffered or not: the next frame starts there.
+    sqlite3_int64 last_end = -1;
 };
 
 struct File {
@@ -54,7 +56,6 @@ int flush(File* f) {
     if (p == nullptr || p->size == 0) return SQLITE_OK;
     const int rc = write_below(f, p->bytes.get(), static_cast<int>(p->size), p->start);
     p->size = 0;
-    p->commit_page_at = -1;
     return rc;
 }
 
@@ -79,7 +80,13 @@ int x_close(sqlite3_file* sf) {
 
 int x_read(sqlite3_file* sf, void* data, int amount, sqlite3_int64 offset) {
     File* f = as_file(sf);
-    if (const int rc = flush(f); rc != SQLITE_OK) return rc;
+    // Only a read of buffered bytes needs them on the file first: the writer reads pages of
+    // earlier frames back from the log thousands of times a scan.
+    const PendingWrites* p = f->pending;
+    if (p != nullptr && p->size > 0 && offset < p->start + static_cast<sqlite3_int64>(p->size) &&
+        offset + amount > p->start) {
+        if (const int rc = flush(f); rc != SQLITE_OK) return rc;
+    }
     return f->below->pMethods->xRead(f->below, data, amount, offset);
 }
 
@@ -90,25 +97,34 @@ int x_write(sqlite3_file* sf, const void* data, int amount, sqlite3_int64 offset
     const auto n = static_cast<std::size_t>(amount);
     const bool commit_page = p->commit_page_at >= 0 && offset == p->commit_page_at;
     const sqlite3_int64 end = p->start + static_cast<sqlite3_int64>(p->size);
-    if (p->size > 0 && offset >= p->start && offset + amount <= end) {
-        // Inside what is buffered (SQLite rewriting a frame of the same transaction).
+    const bool overlaps = p->size > 0 && offset < end && offset + amount > p->start;
+    // Frames are appended one after the other; the log's header starts a restarted log.
+    const bool sequential = offset == p->last_end || (p->size > 0 && offset == end) || offset == 0;
+    p->last_end = offset + amount;
+    if (overlaps && offset >= p->start && offset + amount <= end) {
+        // Inside what is buffered: the later bytes win, as they would on the file.
         std::memcpy(p->bytes.get() + (offset - p->start), data, n);
-    } else if ((p->size > 0 && offset == end && p->size + n <= kBufferBytes) ||
-               (p->size == 0 && n <= kBufferBytes)) {
+        g_frames_buffered.fetch_add(1, std::memory_order_relaxed);
+    } else if (!sequential || n > kBufferBytes) {
+        // Not the next frame (SQLite rewriting a frame, or the checksums in the headers of a
+        // transaction's frames, in place): straight to the file. Bytes disjoint from the
+        // buffer's may go before them (disjoint writes commute); overlapping ones may not.
+        if (overlaps) {
+            if (const int rc = flush(f); rc != SQLITE_OK) return rc;
+        }
+        if (const int rc = write_below(f, data, amount, offset); rc != SQLITE_OK) return rc;
+    } else {
+        // The next frame: appended, or the first bytes of a buffer. A buffer elsewhere, or a
+        // full one, is written out first.
+        if (p->size > 0 && (offset != end || p->size + n > kBufferBytes)) {
+            if (const int rc = flush(f); rc != SQLITE_OK) return rc;
+        }
         if (!p->bytes) p->bytes = std::make_unique_for_overwrite<char[]>(kBufferBytes);
         if (p->size == 0) p->start = offset;
         std::memcpy(p->bytes.get() + p->size, data, n);
         p->size += n;
-    } else {
-        // Not contiguous, or no room: what is buffered goes first, in order.
-        if (const int rc = flush(f); rc != SQLITE_OK) return rc;
-        if (n > kBufferBytes) return write_below(f, data, amount, offset);
-        if (!p->bytes) p->bytes = std::make_unique_for_overwrite<char[]>(kBufferBytes);
-        p->start = offset;
-        std::memcpy(p->bytes.get(), data, n);
-        p->size = n;
+        g_frames_buffered.fetch_add(1, std::memory_order_relaxed);
     }
-    g_frames_buffered.fetch_add(1, std::memory_order_relaxed);
     if (commit_page) {
         g_commit_flushes.fetch_add(1, std::memory_order_relaxed);
         return flush(f);  // the commit is on the file before this write returns

@@ -6,10 +6,12 @@
 // Gathered into 64 KiB writes they are ~1,500 (wal_write_buffer.cpp says why not larger).
 //
 // What keeps it correct (the invariants, checked in wal_write_buffer.cpp):
-// - The file always ends up with the bytes unbuffered writes would have left: writes are
-//   applied in order (a write inside the buffered range overwrites it there; any other write,
-//   and every read, size, truncate, sync, lock and file control of the log, first writes the
-//   buffer out).
+// - The file always ends up with the bytes unbuffered writes would have left. Only frames
+//   written one after the other are gathered; a write inside the buffered range overwrites it
+//   there; any other write (SQLite rewriting a frame or a frame's checksums in place) goes
+//   straight to the file, after the buffer if the two overlap (disjoint writes commute). A read
+//   of buffered bytes, and every size, truncate, sync, lock and file control of the log, first
+//   write the buffer out.
 // - A commit is on the file before SQLite publishes it: the page of a commit frame (its
 //   header's "database size" field is non-zero) writes the buffer out in that same xWrite,
 //   so a full disk fails the commit with SQLITE_FULL like an unbuffered write. As a second
@@ -31,9 +33,9 @@ struct WalBufferStats {
     std::uint64_t frames_buffered = 0;  // xWrite calls that went into a buffer
     std::uint64_t writes = 0;           // writes handed to the file below
     std::uint64_t commit_flushes = 0;   // buffers written out at a commit frame
-    std::uint64_t late_flushes = 0;     // buffers written out by the barrier or a lock with
-                                        // data still in them (a commit SQLite wrote in a way
-                                        // this VFS did not recognize)
+    // Buffers written out by the barrier or a shared-memory lock with data still in them: a
+    // commit frame this VFS did not recognize, or frames of a rolled-back transaction.
+    std::uint64_t late_flushes = 0;
 };
 WalBufferStats wal_buffer_stats();
 

@@ -18,13 +18,14 @@ namespace {
 constexpr std::size_t kMaxIndexCandidates = 50000;
 
 constexpr const char* kFileColumns =
-    "d.prefix, e.name, e.type, e.size, e.blocks, e.mtime_ns, e.ctime_ns, e.mode, e.uid, e.gid,"
-    " e.dev, e.ino, e.nlink, e.error";
+    "d.prefix, e.name, e.type, e.size, e.blocks, e.mtime_ns, coalesce(e.ctime_ns, e.mtime_ns),"
+    " e.mode, e.uid, e.gid, e.dev, e.ino, e.nlink, e.error";
 
-// The entry's own columns, from column `first` of `s` on (kEntryColumns' order).
+// The entry's own columns, from column `first` of `s` on (kEntryColumns' order). A NULL
+// ctime_ns is the same as mtime_ns (schema version 3).
 constexpr const char* kEntryColumns =
-    "e.type, e.size, e.blocks, e.mtime_ns, e.ctime_ns, e.mode, e.uid, e.gid, e.dev, e.ino,"
-    " e.nlink, e.error";
+    "e.type, e.size, e.blocks, e.mtime_ns, coalesce(e.ctime_ns, e.mtime_ns), e.mode, e.uid,"
+    " e.gid, e.dev, e.ino, e.nlink, e.error";
 
 void read_entry_columns(const Statement& s, int first, FileRow* out) {
     FileRow& r = *out;

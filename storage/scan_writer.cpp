@@ -76,7 +76,14 @@ void bind_entry_metadata(Binder&& b, const core::WalkResult& r, int base = 0) {
         b.bind_int64(base + 4, static_cast<std::int64_t>(r.size));
         b.bind_int64(base + 5, static_cast<std::int64_t>(r.blocks));
         b.bind_int64(base + 6, r.mtime_ns);
-        b.bind_int64(base + 7, r.ctime_ns);
+        // NULL when equal to mtime (a file written and never chmod'ed, renamed or linked
+        // since): 8 bytes less per row, ~10% of an index; the views and queries read
+        // coalesce(ctime_ns, mtime_ns) (schema version 3).
+        if (r.ctime_ns == r.mtime_ns) {
+            b.bind_null(base + 7);
+        } else {
+            b.bind_int64(base + 7, r.ctime_ns);
+        }
         b.bind_int64(base + 8, r.mode);
         b.bind_int64(base + 9, r.uid);
         b.bind_int64(base + 10, r.gid);

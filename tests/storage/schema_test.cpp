@@ -1,8 +1,10 @@
 // Schema creation, version checks and the errors for databases we must not touch.
 #include "storage/schema.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "storage/database.hpp"
 #include "storage/sqlite_error.hpp"
@@ -74,6 +76,47 @@ TEST(Schema, DirsParentIndexOnFreshAndExistingDatabases) {
     ASSERT_TRUE(plan.step(&row));
     ASSERT_TRUE(row);
     EXPECT_NE(plan.column_bytes(3).find("dirs_parent"), std::string::npos) << plan.column_bytes(3);
+}
+
+// Version 3 stores no ctime equal to the mtime and reads it back through coalesce; a version 2
+// database (ctime always stored, the view without coalesce) gets the new view at its next
+// read-write open, and its rows read as before.
+TEST(Schema, Version3StoresNoCtimeEqualToTheMtimeAndMigratesVersion2) {
+    TempDir dir;
+    const std::string root = dir / "tree";
+    ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+    test::write_file(root + "/written-once", 10);  // ctime == mtime
+    test::write_file(root + "/chmod-later", 10);
+    struct timespec past[2] = {{1'000'000'000, 0}, {1'000'000'000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (root + "/chmod-later").c_str(), past, 0), 0);  // ctime: now
+    const std::string db_path = dir / "index.db";
+    ASSERT_TRUE(test::scan_db(db_path, root));
+    const char* stored_null =
+        "SELECT count(*) FROM entries WHERE name = CAST('written-once' AS BLOB)"
+        " AND ctime_ns IS NULL";
+    const char* view_equal =
+        "SELECT count(*) FROM files WHERE name = 'written-once' AND ctime_ns = mtime_ns";
+    const char* view_differs =
+        "SELECT count(*) FROM files WHERE name = 'chmod-later' AND ctime_ns > mtime_ns";
+    {
+        Database db;
+        ASSERT_TRUE(Database::open(db_path, OpenMode::read_write, &db));
+        EXPECT_EQ(test::query_int(db, stored_null), 1);
+        EXPECT_EQ(test::query_int(db, view_equal), 1);
+        EXPECT_EQ(test::query_int(db, view_differs), 1);
+        // Back to what version 2 wrote: every ctime stored, a view that read the column as is.
+        ASSERT_TRUE(
+            db.exec("UPDATE entries SET ctime_ns = mtime_ns WHERE ctime_ns IS NULL;"
+                    " DROP VIEW files; CREATE VIEW files AS SELECT 'version 2' AS stale;"
+                    " PRAGMA user_version = 2"));
+    }
+    Database db;
+    auto s = Database::open(db_path, OpenMode::read_write, &db);
+    ASSERT_TRUE(s) << s.to_string();
+    EXPECT_EQ(test::query_int(db, "PRAGMA user_version"), kSchemaVersion);
+    EXPECT_EQ(test::query_int(db, view_equal), 1);
+    EXPECT_EQ(test::query_int(db, view_differs), 1);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM files WHERE ctime_ns IS NULL"), 0);
 }
 
 TEST(Schema, NewerVersionIsAClearErrorAndUntouched) {

@@ -1,17 +1,16 @@
 // Real failures: a database on a full tmpfs, and a writer process killed with SIGKILL at
 // several points of a scan. The previous index must survive both, byte for byte.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
+#include "tests/storage/support/killed_child.hpp"
 #include "tests/storage/support/synth.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
@@ -177,23 +176,11 @@ TEST(Crash, KilledWriterLeavesThePreviousIndexAndAnInterruptedScan) {
             new_dump = test::dump_index(fresh);
         }
 
-        int fds[2];
-        ASSERT_EQ(pipe(fds), 0);
-        const pid_t pid = fork();
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            ::close(fds[0]);
-            child_scan(db_path, root, point, fds[1]);
-        }
-        ::close(fds[1]);
-        char c = 0;
-        ASSERT_EQ(::read(fds[0], &c, 1), 1) << "child died before the kill point";
+        test::KilledChild child([&](int ready_fd) { child_scan(db_path, root, point, ready_fd); });
+        ASSERT_TRUE(child.forked());
+        ASSERT_TRUE(child.wait_ready()) << "child died before the kill point";
         if (point == KillPoint::while_writing) usleep(30000);
-        ::kill(pid, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ::close(fds[0]);
-        ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+        ASSERT_TRUE(child.kill()) << "the child ended before it was killed";
 
         // Recovery happens when the next writer opens the index.
         std::unique_ptr<ScanWriter> w;

@@ -4,15 +4,14 @@
 #include "storage/wal_write_buffer.hpp"
 
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <string>
 
 #include "storage/database.hpp"
+#include "tests/storage/support/killed_child.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
 namespace wsindex::storage {
@@ -152,12 +151,7 @@ TEST(WalWriteBuffer, AKilledWriterLosesOnlyItsOpenTransaction) {
     test::TempDir dir;
     const std::string path = dir / "index.db";
     { Database setup = open_writer(path); }
-    int fds[2];
-    ASSERT_EQ(pipe(fds), 0);
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        ::close(fds[0]);
+    test::KilledChild child([&](int ready_fd) {
         Database db;
         if (!Database::open(path, OpenMode::read_write, &db)) _exit(2);
         if (!db.exec("PRAGMA wal_autocheckpoint=0")) _exit(3);
@@ -169,18 +163,12 @@ TEST(WalWriteBuffer, AKilledWriterLosesOnlyItsOpenTransaction) {
         if (!db.exec("PRAGMA cache_size=10")) _exit(5);
         if (!db.exec("BEGIN; INSERT INTO t SELECT randomblob(1000) FROM t LIMIT 200")) _exit(5);
         const char ready = 'r';
-        if (::write(fds[1], &ready, 1) != 1) _exit(6);
-        pause();
-        _exit(7);
-    }
-    ::close(fds[1]);
-    char c = 0;
-    ASSERT_EQ(::read(fds[0], &c, 1), 1) << "the child failed before its open transaction";
-    ::close(fds[0]);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status));
+        if (::write(ready_fd, &ready, 1) != 1) _exit(6);
+        for (;;) pause();
+    });
+    ASSERT_TRUE(child.forked());
+    ASSERT_TRUE(child.wait_ready()) << "the child failed before its open transaction";
+    ASSERT_TRUE(child.kill());
 
     Database reopened = open_writer(path);  // recovery runs here
     PlainReader reader(path);

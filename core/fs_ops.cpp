@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 namespace wsindex::core {
 
@@ -18,9 +19,19 @@ namespace {
 constexpr unsigned kStatxMask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID |
                                 STATX_MTIME | STATX_CTIME | STATX_INO | STATX_SIZE | STATX_BLOCKS;
 
-std::int64_t to_ns(const struct statx_timestamp& t) {
-    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+// Nanoseconds since the epoch, saturated at the ends: 64 bits of nanoseconds hold only
+// 1677-09-21 .. 2262-04-11, and file systems hold times outside that (tmpfs, btrfs and XFS
+// bigtime any 64-bit second, ext4 up to 2446): `touch -d 2300-01-01` must not overflow.
+std::int64_t ns_since_epoch(std::int64_t sec, std::int64_t nsec) {
+    std::int64_t ns = 0;
+    if (__builtin_mul_overflow(sec, std::int64_t{1'000'000'000}, &ns) ||
+        __builtin_add_overflow(ns, nsec, &ns)) {
+        return sec < 0 ? INT64_MIN : INT64_MAX;
+    }
+    return ns;
 }
+
+std::int64_t to_ns(const struct statx_timestamp& t) { return ns_since_epoch(t.tv_sec, t.tv_nsec); }
 
 }  // namespace
 
@@ -46,8 +57,8 @@ int FsOps::stat_at(int dirfd, const char* name, FileStat& out, bool probably_dir
         out.mode = st.st_mode;
         out.uid = st.st_uid;
         out.gid = st.st_gid;
-        out.mtime_ns = st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec;
-        out.ctime_ns = st.st_ctim.tv_sec * 1'000'000'000LL + st.st_ctim.tv_nsec;
+        out.mtime_ns = ns_since_epoch(st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        out.ctime_ns = ns_since_epoch(st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
         out.maybe_mount_root = true;
         return 0;
     }

@@ -1,5 +1,6 @@
 // Walker on special entries: symlinks (to /, loops, dangling), FIFOs, sockets, devices, hard
 // links; bind-mount loops and mounts in a private mount namespace; a tiny RLIMIT_NOFILE.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -10,7 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"
@@ -140,6 +143,56 @@ TEST(WalkerSpecial, OneFileSystemAndPruneFsInANamespace) {
     });
     ASSERT_TRUE(out.has_value());
     EXPECT_EQ(*out, "0:4:t;0:3:t;0:3:t;") << "mount point recorded, its contents only when allowed";
+}
+
+// Times that 64-bit nanoseconds cannot hold (tmpfs keeps any 64-bit second) come out as the
+// nearest end, not as an overflowed value; a file and a directory (statx) alike.
+TEST(WalkerSpecial, TimesOutsideWhatNanosecondsHoldSaturate) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root for mount namespaces";
+    TempDir tmp;
+    const std::string root = tmp / "times";
+    make_dir(root);
+    const auto out = in_mount_namespace([&]() -> std::string {
+        if (::mount("wstest", root.c_str(), "tmpfs", 0, "size=1m") != 0) {
+            return std::string("tmpfs failed: ") + std::strerror(errno);
+        }
+        const std::pair<const char*, std::int64_t> files[] = {
+            {"y2300", 10'413'792'000},   // 2300-01-01
+            {"y1600", -11'676'096'000},  // 1600-01-01
+            {"y2001", 1'000'000'000},
+        };
+        std::string result;
+        for (const auto& [name, sec] : files) {
+            const std::string path = root + "/" + name;
+            for (const std::string& p : {path + "-file", path + "-dir"}) {
+                if (p.ends_with("-file")) {
+                    make_file(p);
+                } else {
+                    make_dir(p);
+                }
+                const struct timespec times[2] = {{sec, 5}, {sec, 5}};
+                if (::utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+                    return std::string("utimensat failed: ") + std::strerror(errno);
+                }
+            }
+        }
+        const Walked w = walk(root);
+        for (const auto& r : w.results) {
+            if (r.path == root) continue;
+            result += r.path.substr(root.size() + 1) + "=" + std::to_string(r.mtime_ns) + ";";
+        }
+        return result;
+    });
+    ASSERT_TRUE(out.has_value());
+    ASSERT_EQ(out->find("failed"), std::string::npos) << *out;
+    const std::string max = std::to_string(INT64_MAX);
+    const std::string min = std::to_string(INT64_MIN);
+    for (const std::string& expected :
+         {"y2300-file=" + max, "y2300-dir=" + max, "y1600-file=" + min, "y1600-dir=" + min,
+          std::string("y2001-file=1000000000000000005"),
+          std::string("y2001-dir=1000000000000000005")}) {
+        EXPECT_NE(out->find(expected + ";"), std::string::npos) << expected << " in " << *out;
+    }
 }
 
 TEST(WalkerSpecial, DeepTreesUnderTinyFdLimit) {

@@ -17,41 +17,8 @@
 namespace wsindex::storage {
 namespace {
 
-// A connection through SQLite's default VFS: no buffer of its own, reads the files as they are.
-class PlainReader {
-  public:
-    explicit PlainReader(const std::string& path) {
-        EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-    }
-    PlainReader(const PlainReader&) = delete;
-    PlainReader& operator=(const PlainReader&) = delete;
-    ~PlainReader() { sqlite3_close_v2(db_); }
-
-    std::int64_t integer(const char* sql) {
-        sqlite3_stmt* stmt = nullptr;
-        std::int64_t value = -1;
-        if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) == SQLITE_OK &&
-            sqlite3_step(stmt) == SQLITE_ROW) {
-            value = sqlite3_column_int64(stmt, 0);
-        }
-        sqlite3_finalize(stmt);
-        return value;
-    }
-    std::string text(const char* sql) {
-        sqlite3_stmt* stmt = nullptr;
-        std::string value;
-        if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) == SQLITE_OK &&
-            sqlite3_step(stmt) == SQLITE_ROW) {
-            const auto* t = sqlite3_column_text(stmt, 0);
-            value = t != nullptr ? reinterpret_cast<const char*>(t) : "";
-        }
-        sqlite3_finalize(stmt);
-        return value;
-    }
-
-  private:
-    sqlite3* db_ = nullptr;
-};
+// Readers open the database read-only, which goes through SQLite's default VFS (no buffer of
+// its own; Database::open), so they read the files as they are on disk.
 
 // `rows` rows of 1000 bytes each (a quarter of a page), in one transaction.
 std::string insert_sql(int rows) {
@@ -66,28 +33,42 @@ Database open_writer(const std::string& path) {
     return db;
 }
 
-TEST(WalWriteBuffer, WritersUseItAndReportItsName) {
+// The name a connection's VFS reports for its database file.
+std::string vfs_name(Database& db) {
+    char* name = nullptr;
+    if (sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_VFSNAME, &name) != SQLITE_OK ||
+        name == nullptr) {
+        return "";
+    }
+    std::string out(name);
+    sqlite3_free(name);
+    return out;
+}
+
+TEST(WalWriteBuffer, WritersUseItReadersDoNot) {
     ASSERT_NE(wal_buffering_vfs(), nullptr);
     test::TempDir dir;
-    Database db = open_writer(dir / "index.db");
-    char* name = nullptr;
-    ASSERT_EQ(sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_VFSNAME, &name), SQLITE_OK);
-    ASSERT_NE(name, nullptr);
-    EXPECT_EQ(std::string(name).rfind(wal_buffering_vfs(), 0), 0u) << name;
-    sqlite3_free(name);
+    Database writer = open_writer(dir / "index.db");
+    const std::string ours = wal_buffering_vfs();
+    EXPECT_EQ(vfs_name(writer).rfind(ours, 0), 0u) << vfs_name(writer);
+    Database reader = test::open_reader(dir / "index.db");
+    const std::string theirs = vfs_name(reader);
+    EXPECT_FALSE(theirs.empty());
+    EXPECT_EQ(theirs.find(ours), std::string::npos) << theirs;
 }
 
 TEST(WalWriteBuffer, GathersFramesAndPublishesEveryCommitWhole) {
     test::TempDir dir;
     const std::string path = dir / "index.db";
     Database writer = open_writer(path);
-    PlainReader reader(path);
+    Database reader = test::open_reader(path);
     const WalBufferStats before = wal_buffer_stats();
     constexpr int kCommits = 40;
     for (int i = 1; i <= kCommits; ++i) {
         ASSERT_TRUE(writer.exec(insert_sql(200)));  // ~50 pages: several buffers per commit
         // The commit returned: a reader through the plain VFS must see all of it.
-        ASSERT_EQ(reader.integer("SELECT count(*) FROM t"), 200 * i) << "after commit " << i;
+        ASSERT_EQ(test::query_int(reader, "SELECT count(*) FROM t"), 200 * i)
+            << "after commit " << i;
     }
     const WalBufferStats after = wal_buffer_stats();
     const auto frames = after.frames_buffered - before.frames_buffered;
@@ -97,7 +78,7 @@ TEST(WalWriteBuffer, GathersFramesAndPublishesEveryCommitWhole) {
     EXPECT_GE(after.commit_flushes - before.commit_flushes, static_cast<std::uint64_t>(kCommits));
     // Every commit was recognized at its commit frame, none left for the barrier.
     EXPECT_EQ(after.late_flushes, before.late_flushes);
-    EXPECT_EQ(reader.text("PRAGMA integrity_check"), "ok");
+    EXPECT_EQ(test::integrity(reader), "ok");
 }
 
 TEST(WalWriteBuffer, ARolledBackTransactionLeavesOnlyWhatWasCommitted) {
@@ -112,12 +93,12 @@ TEST(WalWriteBuffer, ARolledBackTransactionLeavesOnlyWhatWasCommitted) {
                     " FROM n WHERE i < 3000) INSERT INTO t SELECT randomblob(1000) FROM n;"
                     " ROLLBACK;"));
     ASSERT_TRUE(writer.exec(insert_sql(100)));
-    PlainReader reader(path);
-    EXPECT_EQ(reader.integer("SELECT count(*) FROM t"), 200);
-    EXPECT_EQ(reader.text("PRAGMA integrity_check"), "ok");
+    Database reader = test::open_reader(path);
+    EXPECT_EQ(test::query_int(reader, "SELECT count(*) FROM t"), 200);
+    EXPECT_EQ(test::integrity(reader), "ok");
     writer.close();
-    PlainReader after_close(path);
-    EXPECT_EQ(after_close.integer("SELECT count(*) FROM t"), 200);
+    Database after_close = test::open_reader(path);
+    EXPECT_EQ(test::query_int(after_close, "SELECT count(*) FROM t"), 200);
 }
 
 // A transaction bigger than its page cache spills pages into the log and reads them back
@@ -139,10 +120,11 @@ TEST(WalWriteBuffer, ATransactionReadsBackThePagesItSpilled) {
     // Frames rewritten in place, then every header after them rewritten with new checksums
     // (the commit frame's too): the commit still went out with its page, not at the barrier.
     EXPECT_EQ(wal_buffer_stats().late_flushes, before.late_flushes);
-    PlainReader reader(path);
-    EXPECT_EQ(reader.integer("SELECT sum(length(v)) FROM u"), 2000 * 502);
-    EXPECT_EQ(reader.integer("SELECT count(*) FROM u WHERE v = printf('%0500dab', i)"), 2000);
-    EXPECT_EQ(reader.text("PRAGMA integrity_check"), "ok");
+    Database reader = test::open_reader(path);
+    EXPECT_EQ(test::query_int(reader, "SELECT sum(length(v)) FROM u"), 2000 * 502);
+    EXPECT_EQ(test::query_int(reader, "SELECT count(*) FROM u WHERE v = printf('%0500dab', i)"),
+              2000);
+    EXPECT_EQ(test::integrity(reader), "ok");
 }
 
 // A writer killed in the middle of a transaction, with frames still in its buffer: the next
@@ -171,9 +153,9 @@ TEST(WalWriteBuffer, AKilledWriterLosesOnlyItsOpenTransaction) {
     ASSERT_TRUE(child.kill());
 
     Database reopened = open_writer(path);  // recovery runs here
-    PlainReader reader(path);
-    EXPECT_EQ(reader.integer("SELECT count(*) FROM t"), 1500);
-    EXPECT_EQ(reader.text("PRAGMA integrity_check"), "ok");
+    Database reader = test::open_reader(path);
+    EXPECT_EQ(test::query_int(reader, "SELECT count(*) FROM t"), 1500);
+    EXPECT_EQ(test::integrity(reader), "ok");
 }
 
 }  // namespace

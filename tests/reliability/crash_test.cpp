@@ -1,19 +1,30 @@
-// Crash survival: SIGKILL the real wsindexd at random moments of a rescan, many times. After each
-// kill the database file is intact and shows exactly the previous complete index (read straight
-// from the file, before and after the restart), the restarted daemon answers the same, records
-// the killed scan as interrupted, and the next scan succeeds.
+// Crash survival: SIGKILL the real wsindexd inside rescans, many times. Before each rescan the
+// tree changes (seeded), so the index before the scan (old) and after it (new) differ in rows of
+// many directories. The kill comes once status shows the scan running with at least a drawn
+// number of entries counted; the scan's row in the file then tells on which side of the swap's
+// commit it landed (still `running`: inside the scan; `complete`: just after). Either way the
+// file is intact and holds exactly one complete index, row for row: the old one after a kill
+// inside the scan, the new one after a later kill. The restarted daemon answers the same,
+// records a killed scan as interrupted, and the next scan succeeds.
+//
+// Only kills inside a scan count, and the test makes exactly `kills` of them: a kill that came
+// too late (or a scan that ended first) is checked all the same, and the next kill is drawn
+// earlier in the scan. So no timing can make it pass without killing scans, and it fails only
+// if the scan outran the kill many times in a row.
 //
 // CI: 4 kills on a 10k-entry tree. Long runs: WSINDEX_REL_KILLS=N, WSINDEX_REL_TREE=DIR (an
-// existing tree, e.g. one made by ../shared/bench/mktree.py), WSINDEX_REL_SEED=S to replay.
+// existing tree, e.g. one made by ../shared/bench/mktree.py; the test then changes only a
+// directory of its own inside it, removed at the end), WSINDEX_REL_SEED=S to replay.
 #include <signal.h>
 
 #include <cstdio>
 #include <memory>
 #include <random>
-#include <thread>
+#include <set>
 
 #include "tests/reliability/support/fixture.hpp"
 #include "tests/reliability/support/index_dump.hpp"
+#include "tests/reliability/support/tree_mutator.hpp"
 
 namespace wsindex::reliability::test {
 namespace {
@@ -23,8 +34,18 @@ constexpr std::size_t kTreeEntries = 5'000;
 #else
 constexpr std::size_t kTreeEntries = 10'000;
 #endif
+// Kills allowed to land after a scan's commit (or scans that ended before their kill) beyond
+// the ones inside scans. Each halves the range the next kill's moment is drawn from.
+constexpr std::uint64_t kMaxLateKills = 8;
 
 using cli::test::ScratchDir;
+
+// What one complete index answers: the file's rows, and du and find through the daemon.
+struct Answers {
+    IndexDump index;
+    nlohmann::json du;
+    std::set<std::string> find;
+};
 
 class CrashSurvival : public DaemonFixture {
   protected:
@@ -42,119 +63,148 @@ class CrashSurvival : public DaemonFixture {
         }
         return best;
     }
+
+    Answers answers(const std::string& root, const std::string& child) {
+        return {dump_index(daemon_->db()), json_of({"du", root, "--depth", "1"}),
+                find0_under(child)};
+    }
+
+    // The killed (or ended) scan as `wsctl scans` and the scans table record it.
+    void expect_recorded(std::int64_t scan_id, bool killed_inside) {
+        const auto history = scans();
+        bool seen = false;
+        for (const auto& s : history) {
+            if (s.value("scan_id", std::int64_t{0}) != scan_id) continue;
+            seen = true;
+            if (killed_inside) {
+                // The protocol has no "interrupted" state: failed, with the reason.
+                EXPECT_EQ(s.value("state", ""), "failed") << s.dump();
+                EXPECT_FALSE(s.value("error", "").empty()) << s.dump();
+                EXPECT_EQ(scan_state(daemon_->db(), scan_id), "interrupted") << s.dump();
+            } else {
+                EXPECT_EQ(s.value("state", ""), "done") << s.dump();
+            }
+        }
+        EXPECT_TRUE(seen) << "scan " << scan_id << " missing: " << history.dump();
+    }
 };
 
 TEST_F(CrashSurvival, SigkillAtRandomMomentsOfAScanLosesNothing) {
     const auto kills = env_number("WSINDEX_REL_KILLS", 4);
     std::string root = env_text("WSINDEX_REL_TREE");
     std::unique_ptr<ScratchDir> tree_dir;
+    std::string area;  // what the test changes between scans
     if (root.empty()) {
         tree_dir = std::make_unique<ScratchDir>("crash", cli::test::memory_backed_base());
         root = tree_dir->path() + "/tree";
         cli::test::make_big_tree(root, kTreeEntries);
+        area = root;
+    } else {
+        tree_dir = std::make_unique<ScratchDir>("crash", root);
+        area = tree_dir->path();
+        cli::test::make_big_tree(area + "/changing", kTreeEntries / 5);
     }
+    ASSERT_FALSE(HasFailure());
     const std::uint64_t seed = env_number("WSINDEX_REL_SEED", std::random_device{}());
     std::printf("crash survival: seed %llu (replay with WSINDEX_REL_SEED), %llu kills, tree %s\n",
                 static_cast<unsigned long long>(seed), static_cast<unsigned long long>(kills),
                 root.c_str());
     RecordProperty("seed", std::to_string(seed));
     std::mt19937_64 rng(seed);
+    TreeMutator mutator(area);
+    ASSERT_GT(mutator.directories(), 1u);
 
-    // The delay range is a rescan's duration, not the first scan's: a rescan of an unchanged
-    // tree keeps its directories and is much shorter.
     scan(root);
-    scan(root);
-    const auto first = scans();
-    ASSERT_FALSE(first.empty());
-    auto full_ms = std::max<std::uint64_t>(1, first[0].value("elapsed_ms", std::uint64_t{1}));
-    const IndexDump before = dump_index(daemon_->db());
-    ASSERT_EQ(before.integrity, "ok") << describe(before);
-    ASSERT_GT(before.files, 0u) << describe(before);
-    const auto du_before = json_of({"du", root, "--depth", "1"});
-    const std::string child = small_child(du_before);
-    ASSERT_FALSE(child.empty()) << du_before.dump();
-    const auto find_before = find0_under(child);
-    ASSERT_FALSE(find_before.empty());
+    const auto du_first = json_of({"du", root, "--depth", "1"});
+    const std::string child = small_child(du_first);
+    ASSERT_FALSE(child.empty()) << du_first.dump();
+    Answers old = answers(root, child);
+    ASSERT_EQ(old.index.integrity, "ok") << describe(old.index);
+    ASSERT_GT(old.index.files, 0u) << describe(old.index);
+    ASSERT_FALSE(old.find.empty());
 
-    int interrupted = 0;
-    int completed_first = 0;
+    std::uint64_t inside = 0;
+    std::uint64_t late = 0;
+    std::uint64_t attempts = 0;
+    std::uint64_t restarts = 0;
     double restart_ms_total = 0;
-    for (std::uint64_t k = 0; k < kills && !HasFailure(); ++k) {
-        SCOPED_TRACE("kill " + std::to_string(k + 1) + " of " + std::to_string(kills) + ", seed " +
-                     std::to_string(seed));
+    // The kill comes once the scan counted `1 + rng() % draw_below` entries.
+    std::uint64_t draw_below = old.index.files;
+    while (inside < kills && attempts < kills + kMaxLateKills && !HasFailure()) {
+        ++attempts;
+        SCOPED_TRACE("attempt " + std::to_string(attempts) + ", " + std::to_string(inside) +
+                     " kills inside scans so far, seed " + std::to_string(seed));
+        mutator.mutate(rng);
         start_scan(root);
         if (HasFailure()) break;
-        // A random moment of the scan: from its start (its row exists) to 90% of a rescan's
-        // duration, drawn from the seeded generator.
-        const auto running = wait_running(std::chrono::minutes(2));
-        const std::int64_t scan_id = running ? running->value("scan_id", std::int64_t{0}) : 0;
-        const auto delay = std::chrono::microseconds(rng() % (full_ms * 900));
-        std::this_thread::sleep_for(delay);
-        const auto killed = daemon_->stop(SIGKILL);
-        ASSERT_TRUE(killed.has_value());
-        ASSERT_EQ(killed->signal, SIGKILL) << "the daemon was not killed by the signal";
+        const std::uint64_t kill_at = 1 + rng() % draw_below;
+        const auto running = wait_progress(kill_at, std::chrono::minutes(2));
+        if (HasFailure()) break;
+        std::int64_t scan_id = 0;
+        if (running) {
+            scan_id = running->value("scan_id", std::int64_t{0});
+            const auto killed = daemon_->stop(SIGKILL);
+            ASSERT_TRUE(killed.has_value());
+            ASSERT_EQ(killed->signal, SIGKILL) << "the daemon was not killed by the signal";
+        }
 
-        // The crash state itself, read from the file before anything recovers it.
+        // The crash state, read from the file before anything recovers it. The scan's row is
+        // committed `running` before the walk and `complete` in the swap's transaction.
         const IndexDump crashed = dump_index(daemon_->db());
         EXPECT_EQ(crashed.integrity, "ok") << describe(crashed);
-        EXPECT_TRUE(crashed == before)
-            << "right after SIGKILL: " << describe(crashed) << "\nbefore: " << describe(before);
+        const std::string row_state = running ? scan_state(daemon_->db(), scan_id) : "complete";
+        EXPECT_TRUE(row_state == "running" || row_state == "complete") << row_state;
+        const bool killed_inside = row_state == "running";
 
-        const auto t0 = std::chrono::steady_clock::now();
-        start_daemon();
-        if (HasFailure()) break;
-        restart_ms_total +=
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
-        const IndexDump recovered = dump_index(daemon_->db());
-        EXPECT_EQ(recovered.integrity, "ok") << describe(recovered);
-        EXPECT_TRUE(recovered == before) << "after restart: " << describe(recovered);
-        EXPECT_EQ(json_of({"du", root, "--depth", "1"}), du_before);
-        EXPECT_TRUE(find0_under(child) == find_before) << "find under " << child << " changed";
-
-        // The killed scan: interrupted, or done if it finished before the signal landed.
-        const auto history = scans();
-        bool seen = false;
-        for (const auto& s : history) {
-            if (scan_id == 0 || s.value("scan_id", std::int64_t{0}) != scan_id) continue;
-            seen = true;
-            const std::string state = s.value("state", "");
-            const std::string error = s.value("error", "");
-            if (state == "done") {
-                ++completed_first;
-            } else {
-                // The protocol has no "interrupted" state: failed, with the reason.
-                EXPECT_EQ(state, "failed") << s.dump();
-                EXPECT_FALSE(error.empty()) << s.dump();
-                EXPECT_EQ(scan_state(daemon_->db(), scan_id), "interrupted") << s.dump();
-                ++interrupted;
-            }
+        if (running) {
+            const auto t0 = std::chrono::steady_clock::now();
+            start_daemon();
+            if (HasFailure()) break;
+            restart_ms_total +=
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            ++restarts;
+            expect_recorded(scan_id, killed_inside);
         }
-        if (scan_id != 0) {
-            EXPECT_TRUE(seen) << "scan " << scan_id << " missing: " << history.dump();
-        }
-        if (scan_id == 0) ++completed_first;  // ended before status could see it
+        const Answers recovered = answers(root, child);
+        EXPECT_EQ(recovered.index.integrity, "ok") << describe(recovered.index);
+        EXPECT_TRUE(recovered.index == crashed) << "the restart changed the index:\n"
+                                                << describe_difference(recovered.index, crashed);
 
-        // And a new scan succeeds and shows the same (unchanged) tree.
+        // The new complete index: a scan of the tree as the killed scan saw it.
         scan(root);
-        // The next delay range follows the latest rescan (the machine's speed varies).
-        full_ms = std::max<std::uint64_t>(1, scans()[0].value("elapsed_ms", full_ms));
-        const IndexDump rescanned = dump_index(daemon_->db());
-        EXPECT_EQ(rescanned.integrity, "ok") << describe(rescanned);
-        EXPECT_TRUE(rescanned == before) << "after the rescan: " << describe(rescanned);
+        Answers fresh = answers(root, child);
+        EXPECT_EQ(fresh.index.integrity, "ok") << describe(fresh.index);
+        ASSERT_FALSE(fresh.index == old.index) << "the tree changed but its index did not";
+        const Answers& expected = killed_inside ? old : fresh;
+        EXPECT_TRUE(crashed == expected.index)
+            << (killed_inside ? "killed inside the scan, the file is not the old index:\n"
+                              : "killed after the swap, the file is not the new index:\n")
+            << describe_difference(crashed, expected.index);
+        EXPECT_EQ(recovered.du, expected.du);
+        EXPECT_TRUE(recovered.find == expected.find) << "find under " << child << " differs";
+
+        if (killed_inside) {
+            ++inside;
+        } else {
+            ++late;
+            draw_below = std::max<std::uint64_t>(1, draw_below / 2);
+        }
+        old = std::move(fresh);
     }
-    const double restart_ms =
-        interrupted + completed_first > 0 ? restart_ms_total / (interrupted + completed_first) : 0;
+    const auto rescan_ms = scans()[0].value("elapsed_ms", std::uint64_t{0});
     std::printf(
-        "crash survival: {\"seed\":%llu,\"kills\":%llu,\"interrupted\":%d,"
-        "\"completed_before_kill\":%d,\"entries\":%llu,\"rescan_ms\":%llu,"
-        "\"mean_restart_ms\":%.0f}\n",
-        static_cast<unsigned long long>(seed), static_cast<unsigned long long>(kills), interrupted,
-        completed_first, static_cast<unsigned long long>(before.files),
-        static_cast<unsigned long long>(full_ms), restart_ms);
-    RecordProperty("interrupted", interrupted);
-    // The delays span 90% of a rescan: kills must land inside one.
-    EXPECT_GE(interrupted, 1) << "no kill landed during a scan (seed " << seed << ")";
+        "crash survival: {\"seed\":%llu,\"kills_inside\":%llu,\"late\":%llu,\"entries\":%llu,"
+        "\"rescan_ms\":%llu,\"mean_restart_ms\":%.0f}\n",
+        static_cast<unsigned long long>(seed), static_cast<unsigned long long>(inside),
+        static_cast<unsigned long long>(late), static_cast<unsigned long long>(old.index.files),
+        static_cast<unsigned long long>(rescan_ms),
+        restarts > 0 ? restart_ms_total / static_cast<double>(restarts) : 0.0);
+    RecordProperty("kills_inside", static_cast<int>(inside));
+    RecordProperty("late_kills", static_cast<int>(late));
+    EXPECT_EQ(inside, kills) << "only " << inside << " of " << kills
+                             << " kills landed inside a scan in " << attempts << " attempts (seed "
+                             << seed << ")";
 }
 
 }  // namespace

@@ -61,6 +61,34 @@ class DaemonFixture : public EndToEnd {
         return std::nullopt;
     }
 
+    // Status's running scan once it is counted at least `entries` entries and is still running
+    // (its row is in the database, its swap not yet made), polled; nullopt if the scan ended
+    // before that (nothing running or queued any more), or on a status error or after
+    // `deadline_after` (failures).
+    std::optional<nlohmann::json> wait_progress(std::uint64_t entries,
+                                                std::chrono::seconds deadline_after) {
+        const auto deadline = std::chrono::steady_clock::now() + deadline_after;
+        while (std::chrono::steady_clock::now() < deadline) {
+            auto status = call(ipc::method::kStatus, nlohmann::json::object());
+            if (!status) {
+                ADD_FAILURE() << "status failed: " << status.error().to_string();
+                return std::nullopt;
+            }
+            const auto& running = status.value()["running"];
+            if (running.is_object() && running.value("scan_id", 0) > 0 &&
+                running.value("state", "") == "running" &&
+                running.value("entries", std::uint64_t{0}) >= entries) {
+                return running;
+            }
+            if (status.value()["queued"].empty() && !running.is_object()) return std::nullopt;
+            // As in wait_running: a liveness poll's period, so the poll leaves the scan a core.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        ADD_FAILURE() << "the scan neither reached " << entries << " entries nor ended in "
+                      << deadline_after.count() << " s";
+        return std::nullopt;
+    }
+
     // Starts a scan of `root` without waiting.
     void start_scan(const std::string& root) {
         auto reply = call(ipc::method::kScan, {{"paths", {ipc::encode_bytes(root)}}});

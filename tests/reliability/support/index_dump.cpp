@@ -3,7 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace wsindex::reliability::test {
 
@@ -37,8 +39,44 @@ void mix(std::uint64_t& h, const void* data, std::size_t n) {
     }
 }
 
-// Every row of `sql` into the digest (column type, then bytes); the row count, or -1.
-long long digest_rows(sqlite3* db, const char* sql, std::uint64_t& h, std::string& error) {
+// A column's value as text: integers in decimal, text and blobs with bytes outside printable
+// ASCII (and '|', '\\') escaped as \\xHH, NULL as "NULL".
+void append_column(std::string& row, sqlite3_stmt* st, int c) {
+    switch (sqlite3_column_type(st, c)) {
+        case SQLITE_NULL:
+            row += "NULL";
+            return;
+        case SQLITE_INTEGER:
+            row += std::to_string(sqlite3_column_int64(st, c));
+            return;
+        case SQLITE_FLOAT: {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.17g", sqlite3_column_double(st, c));
+            row += text;
+            return;
+        }
+        default: {
+            const auto* bytes = static_cast<const unsigned char*>(sqlite3_column_blob(st, c));
+            const int n = sqlite3_column_bytes(st, c);
+            for (int i = 0; i < n; ++i) {
+                const unsigned char b = bytes[i];
+                if (b >= 0x20 && b < 0x7f && b != '|' && b != '\\') {
+                    row += static_cast<char>(b);
+                } else {
+                    char hex[8];
+                    std::snprintf(hex, sizeof hex, "\\x%02x", b);
+                    row += hex;
+                }
+            }
+            return;
+        }
+    }
+}
+
+// Every row of `sql` into `rows` (prefixed with `view`) and the digest (column type, then
+// bytes); the row count, or -1.
+long long read_rows(sqlite3* db, const char* view, const char* sql, std::vector<std::string>& out,
+                    std::uint64_t& h, std::string& error) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
         error = sqlite3_errmsg(db);
@@ -48,13 +86,17 @@ long long digest_rows(sqlite3* db, const char* sql, std::uint64_t& h, std::strin
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         ++rows;
+        std::string row = view;
         for (int c = 0; c < sqlite3_column_count(st); ++c) {
             const int type = sqlite3_column_type(st, c);
             mix(h, &type, sizeof type);
             const auto* bytes = sqlite3_column_blob(st, c);
             const int n = sqlite3_column_bytes(st, c);
             if (n > 0) mix(h, bytes, static_cast<std::size_t>(n));
+            row += '|';
+            append_column(row, st, c);
         }
+        out.push_back(std::move(row));
     }
     if (rc != SQLITE_DONE) {
         error = sqlite3_errmsg(db);
@@ -92,15 +134,15 @@ IndexDump dump_index(const std::string& path) {
     }
     d.digest = 14695981039346656037ULL;
     const long long files =
-        digest_rows(db.get(),
-                    "SELECT CAST(path AS BLOB), type, size, blocks, mtime_ns, ctime_ns, mode, uid, "
-                    "gid, dev, ino, nlink, errno FROM files ORDER BY CAST(path AS BLOB)",
-                    d.digest, d.error);
+        read_rows(db.get(), "files",
+                  "SELECT CAST(path AS BLOB), type, size, blocks, mtime_ns, ctime_ns, mode, uid, "
+                  "gid, dev, ino, nlink, errno FROM files ORDER BY CAST(path AS BLOB)",
+                  d.rows, d.digest, d.error);
     const long long dirs =
-        digest_rows(db.get(),
-                    "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth FROM dir_totals "
-                    "ORDER BY CAST(path AS BLOB)",
-                    d.digest, d.error);
+        read_rows(db.get(), "dirs",
+                  "SELECT CAST(path AS BLOB), size, blocks, files, dirs, depth FROM dir_totals "
+                  "ORDER BY CAST(path AS BLOB)",
+                  d.rows, d.digest, d.error);
     sqlite3_exec(db.get(), "COMMIT", nullptr, nullptr, nullptr);
     d.files = files < 0 ? 0 : static_cast<std::uint64_t>(files);
     d.dirs = dirs < 0 ? 0 : static_cast<std::uint64_t>(dirs);
@@ -130,6 +172,26 @@ std::string describe(const IndexDump& d) {
     return "files=" + std::to_string(d.files) + " dirs=" + std::to_string(d.dirs) +
            " digest=" + digest + " integrity=" + d.integrity +
            (d.error.empty() ? "" : " error=" + d.error);
+}
+
+std::string describe_difference(const IndexDump& a, const IndexDump& b, std::size_t limit) {
+    std::vector<std::string> sa = a.rows;
+    std::vector<std::string> sb = b.rows;
+    std::sort(sa.begin(), sa.end());
+    std::sort(sb.begin(), sb.end());
+    std::vector<std::string> only_a;
+    std::vector<std::string> only_b;
+    std::set_difference(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(only_a));
+    std::set_difference(sb.begin(), sb.end(), sa.begin(), sa.end(), std::back_inserter(only_b));
+    std::string out;
+    for (std::size_t i = 0; i < only_a.size() && i < limit; ++i) {
+        out += "  only in the first: " + only_a[i] + "\n";
+    }
+    for (std::size_t i = 0; i < only_b.size() && i < limit; ++i) {
+        out += "  only in the second: " + only_b[i] + "\n";
+    }
+    return out + "  (" + std::to_string(only_a.size()) + " rows only in the first, " +
+           std::to_string(only_b.size()) + " only in the second)";
 }
 
 }  // namespace wsindex::reliability::test

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace wsindex::reliability::test {
 
@@ -13,9 +14,12 @@ struct IndexDump {
     std::uint64_t files = 0;   // rows of the files view
     std::uint64_t dirs = 0;    // rows of the dir_totals view
     std::uint64_t digest = 0;  // FNV-1a over every column of both views, in path order
+    // Every row of both views as text ("files|PATH|COLUMN|..." then "dirs|PATH|..."), in path
+    // order: what two dumps are compared by, row for row.
+    std::vector<std::string> rows;
 
     bool operator==(const IndexDump& o) const {
-        return files == o.files && dirs == o.dirs && digest == o.digest;
+        return error.empty() && o.error.empty() && rows == o.rows;
     }
 };
 
@@ -29,5 +33,8 @@ std::string scan_state(const std::string& db, long long id);
 
 // "files=N dirs=N digest=HEX integrity=..." for failure messages.
 std::string describe(const IndexDump& d);
+
+// The rows only in `a` and only in `b` (at most `limit` of each), for failure messages.
+std::string describe_difference(const IndexDump& a, const IndexDump& b, std::size_t limit = 10);
 
 }  // namespace wsindex::reliability::test

@@ -16,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/progress.hpp"
 #include "cli/socket_path.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::cli {
 namespace {
@@ -263,7 +264,7 @@ std::string default_socket_as(uid_t uid, const char* runtime) {
 
 // One rule for wsindexd, wsctl (both call ipc::default_socket_path) and the systemd units.
 TEST(SocketPath, OneDefaultForDaemonClientAndUnits) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to another uid";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to drop to another uid";
     EXPECT_EQ(default_socket_path(), kSystemSocket);
     EXPECT_EQ(unit_value("systemd/wsindexd.socket", "ListenStream"), kSystemSocket);
     EXPECT_NE(unit_value("systemd/wsindexd.service", "ExecStart")

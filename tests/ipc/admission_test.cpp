@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/ipc/support/server_fixture.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::ipc::testing {
 namespace {
@@ -29,7 +30,7 @@ constexpr uid_t kDee = 61004;
 class Admission : public ServerFixture {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as other uids";
+        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to connect as other uids";
         ServerFixture::SetUp();
     }
 

@@ -19,6 +19,7 @@
 
 #include "tests/reliability/support/fixture.hpp"
 #include "tests/reliability/support/index_dump.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::reliability::test {
 namespace {
@@ -31,7 +32,7 @@ constexpr std::uint64_t kLeftFree = 192 * 1024;
 class DiskFull : public DaemonFixture {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "mounting a tmpfs needs root";
         // A private mount namespace for this process and the daemon it starts: the tmpfs goes
         // away with them whatever happens.
         ASSERT_EQ(::unshare(CLONE_NEWNS), 0) << std::strerror(errno);

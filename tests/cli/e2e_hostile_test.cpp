@@ -91,11 +91,13 @@ TEST_F(EndToEnd, HundredsOfIdleConnectionsDoNotStopStatus) {
     const ssize_t got = ::read(report[0], &count, sizeof count);
     ::close(report[0]);
 
-    // While they are held: status and version answer at once.
+    // While they are held: status and version answer, without waiting for the idle timeout
+    // (5 minutes) to free a slot. The bound is far from both sides: an answer takes
+    // milliseconds, one that waited for the timeout would take 300 s.
     const auto before = std::chrono::steady_clock::now();
-    const auto status = ctl({"status"}, std::chrono::seconds(30));
+    const auto status = ctl({"status"}, std::chrono::minutes(2));
     const auto took = std::chrono::steady_clock::now() - before;
-    const auto version = ctl({"version"}, std::chrono::seconds(30));
+    const auto version = ctl({"version"}, std::chrono::minutes(2));
 
     ::close(release[1]);
     int wstatus = 0;
@@ -103,7 +105,7 @@ TEST_F(EndToEnd, HundredsOfIdleConnectionsDoNotStopStatus) {
     ASSERT_EQ(got, static_cast<ssize_t>(sizeof count)) << "the child exited " << wstatus;
 
     EXPECT_EQ(status.code, 0) << status.out << status.err << log();
-    EXPECT_LT(took, std::chrono::seconds(5));
+    EXPECT_LT(took, std::chrono::minutes(2));
     EXPECT_EQ(version.code, 0) << version.err;
     EXPECT_EQ(count.connected, kIdle);
     EXPECT_EQ(count.refused_busy + count.held, kIdle);

@@ -93,7 +93,8 @@ TEST(Checkpointer, StopsPromptlyWithALongPeriod) {
     ASSERT_TRUE(Checkpointer::start(path, std::chrono::hours(1), &checkpointer));
     const auto t0 = std::chrono::steady_clock::now();
     checkpointer.reset();  // must not wait for the hour
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    // A bound far from both sides: stopping takes milliseconds, waiting for the period an hour.
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::minutes(2));
 }
 
 TEST(Checkpointer, FailsClearlyOnAMissingDirectory) {

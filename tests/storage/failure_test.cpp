@@ -145,8 +145,16 @@ enum class KillPoint { after_begin, after_commits, while_writing, during_complet
             signal_parent();
             for (;;) pause();
         }
-        if (point == KillPoint::while_writing && i == 0) signal_parent();
-        if (point == KillPoint::while_writing) usleep(2000);
+        // The parent kills as soon as it reads the byte while this goes on writing: the kill
+        // lands somewhere in the second half of the writes, or after them (below).
+        if (point == KillPoint::while_writing && i == results.size() / 2 / 20 * 20) {
+            signal_parent();
+        }
+    }
+    // Never past the writes: however the kill and this process are scheduled, it lands before
+    // the swap, so the outcome is known (the swap's own kill point is during_complete).
+    if (point == KillPoint::while_writing) {
+        for (;;) pause();
     }
     if (point == KillPoint::during_complete) signal_parent();
     if (!w->complete()) _exit(6);
@@ -182,7 +190,6 @@ TEST(Crash, KilledWriterLeavesThePreviousIndexAndAnInterruptedScan) {
         test::KilledChild child([&](int ready_fd) { child_scan(db_path, root, point, ready_fd); });
         ASSERT_TRUE(child.forked());
         ASSERT_TRUE(child.wait_ready()) << "child died before the kill point";
-        if (point == KillPoint::while_writing) usleep(30000);
         ASSERT_TRUE(child.kill()) << "the child ended before it was killed";
 
         // Recovery happens when the next writer opens the index.

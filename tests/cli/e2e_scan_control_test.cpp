@@ -148,7 +148,10 @@ TEST_F(ScanControl, CancelMidScanLeavesThePreviousIndex) {
         }
         auto exit = scanner.wait(std::chrono::minutes(5));
         ASSERT_TRUE(exit.has_value()) << "scan --wait did not return after cancel; log:\n" << log();
-        if (stopped == 0 && exit->code == 0) continue;  // the rescan ended first: again
+        if (stopped == 0 && exit->code == 0) {  // the rescan ended first: again
+            std::printf("attempt %d: the rescan ended before the cancel reached it\n", attempt);
+            continue;
+        }
         EXPECT_EQ(stopped, 1u) << cancel_reply.dump();
         EXPECT_EQ(exit->code, 1) << exit->out << exit->err;
         EXPECT_NE((exit->out + exit->err).find("cancelled"), std::string::npos)
@@ -179,6 +182,7 @@ TEST_F(ScanControl, SigtermMidScanExitsCleanlyAndKeepsTheIndex) {
         const bool running = wait_for_progress(scanner);
         if (HasFailure()) return;
         if (!running) {  // the rescan ended first: again
+            std::printf("attempt %d: the rescan ended before SIGTERM could reach it\n", attempt);
             auto exit = scanner.wait(std::chrono::minutes(1));
             ASSERT_TRUE(exit.has_value());
             ASSERT_EQ(exit->code, 0) << exit->out << exit->err;
@@ -194,7 +198,10 @@ TEST_F(ScanControl, SigtermMidScanExitsCleanlyAndKeepsTheIndex) {
         start_daemon();
         const auto scans = json_of({"scans"});
         ASSERT_GE(scans["scans"].size(), 2u);
-        if (exit->code == 0 && scans["scans"][0]["state"] == "done") continue;  // ended first
+        if (exit->code == 0 && scans["scans"][0]["state"] == "done") {  // ended first: again
+            std::printf("attempt %d: the rescan ended before SIGTERM reached it\n", attempt);
+            continue;
+        }
         EXPECT_NE(exit->code, 0) << "scan --wait must not report success for an interrupted scan";
         const Answers after = answers();
         EXPECT_TRUE(after.find == before.find) << "find answers changed after SIGTERM mid-scan";
@@ -215,6 +222,14 @@ TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
     Process scanner =
         spawn_wsctl(daemon_->socket(), {"scan", big_, "--wait"}, scratch_.path(), "scanner");
     constexpr int kClients = 32;
+    // Rounds of 32 clients while the scan runs. Under the sanitizers a round costs seconds of
+    // CPU (every wsctl is an instrumented process) and the scan is slow enough for all of them:
+    // three rounds run the same paths as eight.
+#ifdef WSINDEX_SANITIZED
+    constexpr int kRounds = 3;
+#else
+    constexpr int kRounds = 8;
+#endif
     int rounds = 0;
     int rounds_during_scan = 0;
     do {
@@ -254,7 +269,7 @@ TEST_F(ScanControl, DozensOfClientsQueryDuringAScan) {
         }
         ++rounds;
         if (scanning) ++rounds_during_scan;
-    } while (!scanner.poll_exited() && rounds < 8);  // 8 x 32 clients is plenty
+    } while (!scanner.poll_exited() && rounds < kRounds);
 
     auto exit = scanner.wait(std::chrono::minutes(10));
     ASSERT_TRUE(exit.has_value());

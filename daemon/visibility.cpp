@@ -408,7 +408,9 @@ const VisibilityFilter::DirDecision& VisibilityFilter::decide(const std::string&
         chain.push_back(up);
         cur = std::move(up);
     }
-    bool searchable_above = above == nullptr || above->searchable;  // "/" has no parent
+    // "/" has no parent: nothing above it restricts.
+    bool searchable_above = above == nullptr || above->searchable;
+    bool listable_above = above == nullptr || above->listable;
     const DirDecision* result = nullptr;
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         DirDecision decision;
@@ -416,11 +418,15 @@ const VisibilityFilter::DirDecision& VisibilityFilter::decide(const std::string&
             ++lookups_;
             if (auto perm = source_(*it)) {
                 decision.searchable = permits(caller_, *perm, kSearch);
-                decision.listable = decision.searchable && permits(caller_, *perm, kRead);
+                // find lists a directory only if it reached it by listing every ancestor: a
+                // search-only ancestor (0711) hides the names below it, however open they are.
+                decision.listable =
+                    listable_above && decision.searchable && permits(caller_, *perm, kRead);
             }
         }
         // No lookup below an unsearchable directory: everything there is hidden anyway.
         searchable_above = decision.searchable;
+        listable_above = decision.listable;
         result = &cache_.emplace(*it, decision).first->second;
     }
     return *result;

@@ -2,13 +2,15 @@
 // caller could have seen themselves (plocate's rule, decided per directory and cached).
 //
 // The rule. A non-root caller sees an entry /a/b/name (its name, path, size, times, errors) only
-// if they could have listed it with their own credentials: search (x) permission on every
-// directory from / down to and including the parent /a/b, and read (r) permission on the
-// parent /a/b. A directory's recursive totals are shown only if the caller could list that
-// directory itself (x on it and every ancestor, r on it). Root (uid 0) sees everything, as
-// CAP_DAC_OVERRIDE would let it. Permission bits are evaluated like the kernel does: the owner
-// class if uid matches (even if the group or other bits would grant more), else the group class
-// if the directory's gid is the caller's primary or a supplementary group, else the other
+// if `find /` run with their own credentials could print it: read (r) and search (x)
+// permission on every directory from / down to and including the parent /a/b (find lists a
+// directory only if it can read it, and descends into it only if it can search it). A
+// search-only directory (0711) therefore hides every name below it, even in directories the
+// caller could open by a known path. A directory's recursive totals are shown only if the
+// caller could list that directory itself (r and x on it and every ancestor). Root (uid 0) sees
+// everything, as CAP_DAC_OVERRIDE would let it. Permission bits are evaluated like the kernel does:
+// the owner class if uid matches (even if the group or other bits would grant more), else the group
+// class if the directory's gid is the caller's primary or a supplementary group, else the other
 // class; a directory with an extended POSIX ACL is judged by its ACL instead (acl(5)).
 // Unknown metadata (stat failed during the scan, directory absent, ACL unreadable) denies:
 // every doubt falls on the side of hiding.
@@ -125,8 +127,8 @@ class VisibilityFilter {
 
     // May the caller see the entry at `path` (name and metadata)? "/" itself: yes.
     bool can_see(std::string_view path);
-    // May the caller list directory `dir` (x on it and every ancestor, r on it)? Governs
-    // directory totals and "under DIR" queries.
+    // Could `find /` as the caller list directory `dir` (r and x on it and every ancestor)?
+    // Governs directory totals and "under DIR" queries.
     bool can_list(std::string_view dir);
     // x on `dir` and every ancestor.
     bool can_search(std::string_view dir);
@@ -138,7 +140,7 @@ class VisibilityFilter {
   private:
     struct DirDecision {
         bool searchable = false;  // x on this directory and every ancestor
-        bool listable = false;    // searchable and r on this directory
+        bool listable = false;    // r and x on this directory and every ancestor
     };
     const DirDecision& decide(const std::string& dir);
 

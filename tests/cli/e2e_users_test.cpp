@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "tests/cli/support/fixture.hpp"
@@ -188,6 +189,16 @@ class RealUsers : public EndToEnd {
             if (path_of(e.at("path")) == path) return e;
         }
         return {};
+    }
+
+    // What `find DIR` run as `user` prints (-print0), errors (unreadable homes) ignored.
+    std::set<std::string> real_find_as(const TestUser& user, const std::string& dir) {
+        const Exit r = run({"/usr/bin/setpriv", "--reuid=" + std::to_string(user.uid()),
+                            "--regid=" + std::to_string(user.gid()), "--init-groups", "--",
+                            "/usr/bin/find", dir, "-print0"},
+                           scratch_.path(), std::chrono::minutes(2));
+        EXPECT_FALSE(r.out.empty()) << r.err;
+        return split_nul(r.out);
     }
 
     std::optional<TestGroup> group_;
@@ -421,6 +432,42 @@ TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee
     const nlohmann::json bob_scans = json_as(*bob_, {"scans", "--limit", "1"});
     EXPECT_EQ(path_of(bob_scans.at("scans")[0].at("root")), alice_home_);  // a visible name
     EXPECT_TRUE(bob_scans.at("scans")[0].value("counts_hidden", false)) << bob_scans.dump();
+}
+
+TEST_F(RealUsers, SearchOnlyDirectoriesHideTheNamesBelowThem) {
+    // xonly/ 0711: a user may open xonly/sub by its name, but `find` cannot list xonly, so it
+    // never prints xonly/sub or anything below it.
+    const std::string xonly = tree_ + "/xonly";
+    make_dir(xonly, 0711, 0, 0);
+    make_dir(xonly + "/sub", 0755, 0, 0);
+    write_sized(xonly + "/sub/g0", 500, 0644);
+    make_dir(tree_ + "/readable", 0755, 0, 0);
+    write_sized(tree_ + "/readable/g1", 700, 0644);
+    scan(tree_);
+    ASSERT_TRUE(find0_under(tree_).count(xonly + "/sub/g0"));
+
+    std::set<std::string> real = real_find_as(*bob_, tree_);
+    real.erase(tree_);
+    ASSERT_TRUE(real.count(xonly));
+    ASSERT_FALSE(real.count(xonly + "/sub"));
+    ASSERT_TRUE(real.count(tree_ + "/readable/g1"));
+    // alice's 0700 home: find prints its name but cannot read it, and so does wsctl.
+    const std::set<std::string> bob = find_as(*bob_);
+    EXPECT_EQ(bob, real) << describe_diff(bob, real);
+    EXPECT_FALSE(bob.count(xonly + "/sub/g0"));
+
+    // Totals follow the same rule: nothing below xonly counts, for xonly or its parents.
+    const nlohmann::json du = json_as(*bob_, {"du", tree_, "--depth", "1"});
+    const nlohmann::json row = du_row(du, xonly);
+    ASSERT_FALSE(row.is_null()) << du.dump();
+    EXPECT_EQ(row.value("size", 0ULL), apparent_size(xonly)) << du.dump();
+    EXPECT_TRUE(row.value("partial", false)) << du.dump();
+    const nlohmann::json root_du = json_of({"du", tree_, "--depth", "0"});
+    const std::uint64_t hidden = apparent_size(xonly + "/sub") + 500 + (1 << 20) + (2 << 20) +
+                                 apparent_size(alice_home_ + "/deep");
+    EXPECT_EQ(du_row(du, tree_).value("size", 0ULL),
+              du_row(root_du, tree_).value("size", 0ULL) - hidden)
+        << du.dump() << root_du.dump();
 }
 
 }  // namespace

@@ -97,10 +97,12 @@ TEST(Visibility, GroupsSearchOnlyDirectoriesAndOwnerClass) {
     VisibilityFilter alice(make_caller(kAlice, kAliceGroup, {}), t.source());
     EXPECT_TRUE(bob.can_see("/srv/staff/plan"));
     EXPECT_FALSE(alice.can_see("/srv/staff/plan"));
-    // 0711: names inside cannot be listed, but a readable directory below can.
+    // 0711: names inside cannot be listed, nor the names below a readable directory inside
+    // (find / could never reach them), although the path can be searched.
     EXPECT_FALSE(alice.can_see("/srv/dropbox/open"));
-    EXPECT_TRUE(alice.can_see("/srv/dropbox/open/file"));
-    EXPECT_TRUE(alice.can_search("/srv/dropbox"));
+    EXPECT_FALSE(alice.can_see("/srv/dropbox/open/file"));
+    EXPECT_FALSE(alice.can_list("/srv/dropbox/open"));
+    EXPECT_TRUE(alice.can_search("/srv/dropbox/open"));
     EXPECT_FALSE(alice.can_list("/srv/dropbox"));
     EXPECT_FALSE(bob.can_see("/srv/owner_denied/x"));
     EXPECT_TRUE(alice.can_see("/srv/owner_denied/x"));
@@ -312,7 +314,8 @@ struct Identity {
     std::vector<gid_t> groups;
 };
 
-// For each directory in `dirs`: can `who` list it (access R_OK|X_OK and opendir, as the kernel
+// For each directory in `dirs`: could `find /` run as `who` list it, i.e. can `who` open and
+// search every directory from / down to it (access R_OK|X_OK and opendir, as the kernel
 // decides)? Asked in a child that drops to `who` for good; answers come back through a pipe.
 std::vector<bool> kernel_can_list(const Identity& who, const std::vector<std::string>& dirs) {
     int pipefd[2];
@@ -325,14 +328,20 @@ std::vector<bool> kernel_can_list(const Identity& who, const std::vector<std::st
             ::_exit(2);
         }
         if (::setuid(0) == 0) ::_exit(3);  // really dropped
+        const auto listable = [](const std::string& dir) {
+            if (::access(dir.c_str(), R_OK | X_OK) != 0) return false;
+            // opendir must agree: read permission on the directory itself.
+            const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (fd >= 0) ::close(fd);
+            return fd >= 0;
+        };
         for (const auto& dir : dirs) {
-            bool ok = ::access(dir.c_str(), R_OK | X_OK) == 0;
-            if (ok) {
-                // opendir must agree: read permission on the directory itself.
-                const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                ok = fd >= 0;
-                if (fd >= 0) ::close(fd);
+            bool ok = listable("/");
+            for (std::size_t slash = dir.find('/', 1); ok && slash != std::string::npos;
+                 slash = dir.find('/', slash + 1)) {
+                ok = listable(dir.substr(0, slash));
             }
+            ok = ok && listable(dir);
             const char c = ok ? '1' : '0';
             if (::write(pipefd[1], &c, 1) != 1) ::_exit(4);
         }
@@ -416,11 +425,13 @@ TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
     VisibilityFilter nobody(make_caller(65534, 65534, {65534}), live_dir_perm);
     EXPECT_TRUE(user.can_see((root / "home_user/docs/f").string()));
     EXPECT_FALSE(nobody.can_see((root / "home_user/docs/f").string()));
-    EXPECT_TRUE(user.can_see((root / "group_supp/x_only/open/f").string()));
     EXPECT_FALSE(user.can_see((root / "group_supp/x_only/f").string()));
     EXPECT_FALSE(user.can_see((root / "owner_denied/f").string()));
     EXPECT_TRUE(nobody.can_see((root / "owner_denied/f").string()));
-    EXPECT_TRUE(nobody.can_see((root / "search_only/open/f").string()));
+    // A search-only ancestor hides the names below an open directory (find cannot reach them).
+    EXPECT_FALSE(nobody.can_see((root / "search_only/open/f").string()));
+    EXPECT_FALSE(user.can_see((root / "group_supp/x_only/open/f").string()));
+    EXPECT_TRUE(user.can_see((root / "group_supp/f").string()));
     EXPECT_FALSE(nobody.can_see((root / "read_only/f").string()));
 
     fs::remove_all(root);
@@ -510,7 +521,7 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
     EXPECT_FALSE(u.can_see((root / "narrow_group/f").string()));
     EXPECT_TRUE(other.can_see((root / "narrow_group/f").string()));
     EXPECT_FALSE(u.can_list((root / "masked_user").string()));
-    EXPECT_TRUE(u.can_see((root / "masked_user/open/f").string()));
+    EXPECT_FALSE(u.can_see((root / "masked_user/open/f").string()));  // search-only ancestor
     EXPECT_TRUE(u.can_see((root / "named_group/f").string()));
     EXPECT_FALSE(nobody.can_see((root / "user_denied/f").string()));
     EXPECT_TRUE(other.can_see((root / "user_denied/f").string()));

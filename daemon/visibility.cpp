@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -284,7 +285,52 @@ bool permits(const Caller& caller, const DirPerm& perm, unsigned want) {
     return (bits & want) == want;
 }
 
+namespace {
+
+// An O_PATH descriptor of directory `dir`, opened one component at a time from "/" so that a
+// path longer than PATH_MAX (which the kernel refuses as a whole, ENAMETOOLONG) still resolves.
+// No component may be a symlink, and no automount is triggered (O_PATH opens none). -1 on any
+// failure.
+int open_dir_by_components(const std::string& dir) {
+    int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    std::size_t pos = 1;
+    while (fd >= 0 && pos < dir.size()) {
+        std::size_t end = dir.find('/', pos);
+        if (end == std::string::npos) end = dir.size();
+        const std::string part = dir.substr(pos, end - pos);
+        const int next = ::openat(fd, part.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+        ::close(fd);
+        fd = next;
+        pos = end + 1;
+    }
+    return fd;
+}
+
+// Mode, owner and ACL of the directory open as `fd` (O_PATH), all from that one inode.
+std::optional<DirPerm> dir_perm_of_fd(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+    DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
+    // The /proc/self/fd link names the inode itself; acl_extended_file follows it to the inode
+    // (the _nofollow variant would probe the link).
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const int extended = ::acl_extended_file(link.c_str());
+    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
+    if (extended < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
+    return perm;
+}
+
+}  // namespace
+
 std::optional<DirPerm> live_dir_perm(const std::string& dir) {
+    if (dir.size() >= PATH_MAX) {
+        // Too long for one system call: resolve it through directory descriptors.
+        const int fd = open_dir_by_components(dir);
+        if (fd < 0) return std::nullopt;
+        std::optional<DirPerm> perm = dir_perm_of_fd(fd);
+        ::close(fd);
+        return perm;
+    }
     struct stat st {};
     // No symlink at the last component (each ancestor is checked on its own, so a directory
     // swapped for a symlink fails its own check), and no automount triggered by a query.
@@ -305,13 +351,9 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     struct stat again {};
     const bool same =
         ::fstat(fd, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino;
-    const bool ok = same && read_access_acl(fd, &perm.acl);
+    std::optional<DirPerm> result = same ? dir_perm_of_fd(fd) : std::nullopt;
     ::close(fd);
-    if (!ok) return std::nullopt;
-    perm.mode = static_cast<std::uint32_t>(again.st_mode);
-    perm.uid = again.st_uid;
-    perm.gid = again.st_gid;
-    return perm;
+    return result;
 }
 
 std::optional<std::string_view> parent_dir(std::string_view path) {

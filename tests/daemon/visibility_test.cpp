@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -434,6 +435,59 @@ TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
     EXPECT_TRUE(user.can_see((root / "group_supp/f").string()));
     EXPECT_FALSE(nobody.can_see((root / "read_only/f").string()));
 
+    fs::remove_all(root);
+}
+
+TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners";
+    // A chain of directories made through descriptors (the kernel refuses such paths whole),
+    // all 0755 but one 0700 level past PATH_MAX: nobody sees everything down to that level's
+    // entry and nothing below it.
+    const fs::path root = make_temp_dir("wsvis-long");
+    ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
+    const std::string name(200, 'L');
+    std::vector<std::string> dirs = {root.string()};
+    int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    std::size_t closed = 0;  // index in dirs of the 0700 level
+    while (dirs.back().size() < PATH_MAX + 1000) {
+        ASSERT_EQ(::mkdirat(fd, name.c_str(), 0755), 0);
+        const bool close_this =
+            closed == 0 && dirs.back().size() + 1 + name.size() > PATH_MAX + 300;
+        ASSERT_EQ(::fchmodat(fd, name.c_str(), close_this ? 0700 : 0755, 0), 0);
+        const int next = ::openat(fd, name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ::close(fd);
+        ASSERT_GE(next, 0);
+        fd = next;
+        dirs.push_back(dirs.back() + "/" + name);
+        if (close_this) closed = dirs.size() - 1;
+    }
+    ::close(fd);
+    ASSERT_GT(closed, 0U);
+    ASSERT_GT(dirs[closed - 1].size(), static_cast<std::size_t>(PATH_MAX));
+
+    const auto perm = live_dir_perm(dirs[closed]);
+    ASSERT_TRUE(perm.has_value());
+    EXPECT_EQ(perm->mode & 0777U, 0700U);
+    EXPECT_EQ(live_dir_perm(dirs.back())->mode & 0777U, 0755U);
+    EXPECT_FALSE(live_dir_perm(dirs.back() + "/missing").has_value());
+
+    VisibilityFilter nobody(make_caller(65534, 65534, {65534}), live_dir_perm);
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        EXPECT_EQ(nobody.can_list(dirs[i]), i < closed) << "level " << i;
+        EXPECT_EQ(nobody.can_see(dirs[i] + "/f"), i < closed) << "level " << i;
+    }
+    EXPECT_TRUE(nobody.can_see(dirs[closed]));  // its name, in a listable parent
+
+    // Remove it the way it was made: rmdir from the bottom, through descriptors.
+    std::vector<int> fds = {::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+    for (std::size_t i = 1; i + 1 < dirs.size(); ++i) {
+        fds.push_back(::openat(fds.back(), name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    }
+    for (std::size_t i = fds.size(); i-- > 0;) {
+        EXPECT_EQ(::unlinkat(fds[i], name.c_str(), AT_REMOVEDIR), 0);
+        ::close(fds[i]);
+    }
     fs::remove_all(root);
 }
 

@@ -1,5 +1,5 @@
-// Visibility: the permission rule on hand-made tables, the per-directory cache, credential
-// parsing, and (as root) the filter's decisions against what real unprivileged processes can do.
+// Visibility: the rule on hand-made tables, the per-directory cache, the seam adaptors, and (as
+// root) the filter's decisions against what real unprivileged processes can do.
 #include "daemon/visibility.hpp"
 
 #include <fcntl.h>
@@ -58,21 +58,6 @@ Table home_table() {
     t.dirs["/srv/dropbox/open"] = {040755, 0, 0};
     t.dirs["/srv/owner_denied"] = {040077, kBob, kStaff};  // owner class denies its owner
     return t;
-}
-
-TEST(Visibility, PermitsUsesTheKernelsClassSelection) {
-    const Caller bob = make_caller(kBob, kBobGroup, {kStaff});
-    const Caller alice = make_caller(kAlice, kAliceGroup, {});
-    const DirPerm owner_denied{040077, kBob, kStaff};
-    EXPECT_FALSE(permits(bob, owner_denied, kSearch));  // owner bits 0, group bits not used
-    EXPECT_TRUE(permits(alice, owner_denied, kRead | kSearch));  // other bits 7
-    const DirPerm staff{040750, 0, kStaff};
-    EXPECT_TRUE(permits(bob, staff, kRead | kSearch));  // supplementary group
-    EXPECT_FALSE(permits(alice, staff, kSearch));
-    EXPECT_FALSE(permits(bob, staff, kWrite));
-    const DirPerm primary{040070, 0, kAliceGroup};
-    EXPECT_TRUE(permits(alice, primary, kRead | kSearch));  // primary group
-    EXPECT_TRUE(permits(make_caller(0, 0, {}), DirPerm{040000, 5, 5}, kRead | kSearch));
 }
 
 TEST(Visibility, OtherUsersPrivateHomeIsHidden) {
@@ -204,14 +189,6 @@ TEST(Visibility, ClosedRootDirectoryHidesEverything) {
     EXPECT_FALSE(alice.can_see("/a/b"));
 }
 
-TEST(Visibility, MayControl) {
-    EXPECT_TRUE(may_control(make_caller(0, 0, {}), std::nullopt));
-    EXPECT_FALSE(may_control(make_caller(kBob, kBobGroup, {}), std::nullopt));
-    EXPECT_TRUE(may_control(make_caller(kBob, kBobGroup, {kStaff}), kStaff));
-    EXPECT_TRUE(may_control(make_caller(kBob, kStaff, {}), kStaff));  // primary group
-    EXPECT_FALSE(may_control(make_caller(kBob, kBobGroup, {kStaff}), gid_t{999}));
-}
-
 TEST(Visibility, PathHelpers) {
     EXPECT_EQ(parent_dir("/a/b").value(), "/a");
     EXPECT_EQ(parent_dir("/a").value(), "/");
@@ -222,59 +199,10 @@ TEST(Visibility, PathHelpers) {
     EXPECT_FALSE(is_normalized_absolute("a"));
 }
 
-TEST(Visibility, ParsesProcStatusGroups) {
-    std::vector<gid_t> groups;
-    EXPECT_TRUE(parse_status_groups("Name:\tx\nGroups:\t4 24 27 1000 \nNSpid:\t1\n", &groups));
-    EXPECT_EQ(groups, (std::vector<gid_t>{4, 24, 27, 1000}));
-    EXPECT_TRUE(parse_status_groups("Groups:\t\n", &groups));
-    EXPECT_TRUE(groups.empty());
-    EXPECT_FALSE(parse_status_groups("Name:\tx\n", &groups));
-    EXPECT_FALSE(parse_status_groups("Groups:\t4 x\n", &groups));
-}
-
 fs::path make_temp_dir(const char* stem) {
     std::string pattern = (fs::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
     EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
     return pattern;
-}
-
-TEST(Visibility, CallerFromProcessChecksTheIdentity) {
-    const fs::path proc = make_temp_dir("wsvis-proc");
-    fs::create_directories(proc / "42");
-    std::ofstream(proc / "42" / "status")
-        << "Name:\tfake\nUid:\t1000\t1000\t1000\t1000\nGid:\t100\t100\t100\t100\n"
-           "Groups:\t100 27 4 27 \n";
-    Caller caller;
-    ASSERT_TRUE(caller_from_process(42, 1000, 100, &caller, proc.string()));
-    EXPECT_EQ(caller.groups, (std::vector<gid_t>{4, 27, 100}));  // sorted, unique
-    // The pid now belongs to someone else: refused.
-    EXPECT_FALSE(caller_from_process(42, 1001, 100, &caller, proc.string()));
-    EXPECT_FALSE(caller_from_process(43, 1000, 100, &caller, proc.string()));
-    fs::remove_all(proc);
-}
-
-std::vector<gid_t> my_groups() {
-    std::vector<gid_t> groups(static_cast<std::size_t>(::getgroups(0, nullptr)));
-    groups.resize(
-        static_cast<std::size_t>(::getgroups(static_cast<int>(groups.size()), groups.data())));
-    return make_caller(0, 0, groups).groups;
-}
-
-TEST(Visibility, CallerFromRealProcessAndSocketMatchOurCredentials) {
-    Caller from_proc;
-    ASSERT_TRUE(caller_from_process(::getpid(), ::geteuid(), ::getegid(), &from_proc));
-    EXPECT_EQ(from_proc.uid, ::geteuid());
-    EXPECT_EQ(from_proc.groups, my_groups());
-
-    int pair[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    Caller from_socket;
-    ASSERT_TRUE(caller_from_socket(pair[0], &from_socket));
-    EXPECT_EQ(from_socket.uid, ::geteuid());
-    EXPECT_EQ(from_socket.gid, ::getegid());
-    EXPECT_EQ(from_socket.groups, my_groups());
-    ::close(pair[0]);
-    ::close(pair[1]);
 }
 
 TEST(Visibility, SeamAdaptors) {
@@ -300,11 +228,6 @@ TEST(Visibility, SeamAdaptors) {
     EXPECT_FALSE(control(invalid));
     EXPECT_TRUE(control(ipc::PeerCredentials{::getpid(), kBob, kStaff, true}));
     EXPECT_EQ(control(me), ::geteuid() == 0);
-}
-
-TEST(Visibility, LookupGroup) {
-    EXPECT_EQ(lookup_group("root").value_or(12345), 0U);
-    EXPECT_FALSE(lookup_group("wsindex-no-such-group-xyz").has_value());
 }
 
 // ---- against the kernel: real directories, real unprivileged processes (root only) ---------
@@ -587,30 +510,6 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
     EXPECT_FALSE(perm->acl.empty());
     EXPECT_TRUE(live_dir_perm((root / "named_user/inner").string())->acl.empty());
     fs::remove_all(root);
-}
-
-TEST(Visibility, AclAlgorithmOnTables) {
-    using T = AclEntry::Tag;
-    // user::rwx user:7:rwx group::r-x group:9:--- mask::r-x other::---, owner 1, group 5.
-    DirPerm p{040700,
-              1,
-              5,
-              {{T::user_obj, 0, 7},
-               {T::user, 7, 7},
-               {T::group_obj, 0, 5},
-               {T::group, 9, 0},
-               {T::mask, 0, 5},
-               {T::other, 0, 0}}};
-    EXPECT_TRUE(permits(make_caller(1, 100, {}), p, kRead | kWrite | kSearch));  // owner, no mask
-    EXPECT_TRUE(permits(make_caller(7, 100, {}), p, kRead | kSearch));
-    EXPECT_FALSE(permits(make_caller(7, 100, {}), p, kWrite));        // masked
-    EXPECT_TRUE(permits(make_caller(8, 5, {}), p, kRead | kSearch));  // owning group
-    EXPECT_FALSE(permits(make_caller(8, 9, {}), p, kSearch));         // named group grants nothing
-    EXPECT_TRUE(permits(make_caller(8, 9, {5}), p, kSearch));    // ... but the owning group does
-    EXPECT_FALSE(permits(make_caller(8, 100, {}), p, kSearch));  // other
-    EXPECT_TRUE(permits(make_caller(0, 0, {}), p, kRead | kSearch));  // root
-    // A named user entry is not a fallback to the groups: user 7 in group 5 is still masked.
-    EXPECT_FALSE(permits(make_caller(7, 5, {}), p, kWrite));
 }
 
 }  // namespace

@@ -123,23 +123,32 @@ bool permits(const Caller& caller, const DirPerm& perm, unsigned want) {
 
 namespace {
 
-// An O_PATH descriptor of directory `dir`, opened one component at a time from "/" so that a
-// path longer than PATH_MAX (which the kernel refuses as a whole, ENAMETOOLONG) still resolves.
-// No component may be a symlink, and no automount is triggered (O_PATH opens none). -1 on any
-// failure.
-int open_dir_by_components(const std::string& dir) {
-    int fd = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    std::size_t pos = 1;
-    while (fd >= 0 && pos < dir.size()) {
-        std::size_t end = dir.find('/', pos);
-        if (end == std::string::npos) end = dir.size();
-        const std::string part = dir.substr(pos, end - pos);
-        const int next = ::openat(fd, part.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-        ::close(fd);
+// An O_PATH descriptor of directory `dir`, a path longer than PATH_MAX (which the kernel refuses
+// whole, ENAMETOOLONG): opened in pieces shorter than PATH_MAX, each relative to the directory
+// the previous piece reached. Pieces rather than single components, so a directory costs
+// length / PATH_MAX + 1 calls: one per component would make a query over a deep chain (which
+// any user may create) quadratic in system calls. The last component of each piece is not
+// followed if it is a symlink, and no automount is triggered there (O_PATH); components inside
+// a piece resolve as they do for a short path (each ancestor is checked on its own anyway).
+// -1 on any failure.
+int open_long_dir(const std::string& dir) {
+    int fd = AT_FDCWD;
+    std::size_t pos = 0;  // the first piece starts with '/': absolute
+    while (pos < dir.size()) {
+        std::size_t end = dir.size();
+        if (end - pos >= PATH_MAX) end = dir.rfind('/', pos + PATH_MAX - 1);
+        if (end == std::string::npos || end <= pos) {  // no '/' in reach: cannot happen (NAME_MAX)
+            if (fd != AT_FDCWD) ::close(fd);
+            return -1;
+        }
+        const std::string piece = dir.substr(pos, end - pos);
+        const int next = ::openat(fd, piece.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+        if (fd != AT_FDCWD) ::close(fd);
+        if (next < 0) return -1;
         fd = next;
         pos = end + 1;
     }
-    return fd;
+    return fd == AT_FDCWD ? -1 : fd;
 }
 
 // Mode, owner and ACL of the directory open as `fd` (O_PATH), all from that one inode.
@@ -161,7 +170,7 @@ std::optional<DirPerm> dir_perm_of_fd(int fd) {
 std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     if (dir.size() >= PATH_MAX) {
         // Too long for one system call: resolve it through directory descriptors.
-        const int fd = open_dir_by_components(dir);
+        const int fd = open_long_dir(dir);
         if (fd < 0) return std::nullopt;
         std::optional<DirPerm> perm = dir_perm_of_fd(fd);
         ::close(fd);
@@ -191,4 +200,5 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     ::close(fd);
     return result;
 }
+
 }  // namespace wsindex::daemon

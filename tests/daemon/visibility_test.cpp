@@ -365,7 +365,7 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners";
     // A chain of directories made through descriptors (the kernel refuses such paths whole),
     // all 0755 but one 0700 level past PATH_MAX: nobody sees everything down to that level's
-    // entry and nothing below it.
+    // entry and nothing below it. Past 2 * PATH_MAX, so the deepest paths take three pieces.
     const fs::path root = make_temp_dir("wsvis-long");
     ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
     const std::string name(200, 'L');
@@ -373,7 +373,7 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
     int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
     std::size_t closed = 0;  // index in dirs of the 0700 level
-    while (dirs.back().size() < PATH_MAX + 1000) {
+    while (dirs.back().size() < 2 * PATH_MAX + 1000) {
         ASSERT_EQ(::mkdirat(fd, name.c_str(), 0755), 0);
         const bool close_this =
             closed == 0 && dirs.back().size() + 1 + name.size() > PATH_MAX + 300;
@@ -385,6 +385,8 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
         dirs.push_back(dirs.back() + "/" + name);
         if (close_this) closed = dirs.size() - 1;
     }
+    // A symlink to a directory, at the deepest level: not a directory.
+    EXPECT_EQ(::symlinkat(".", fd, "link"), 0);
     ::close(fd);
     ASSERT_GT(closed, 0U);
     ASSERT_GT(dirs[closed - 1].size(), static_cast<std::size_t>(PATH_MAX));
@@ -392,8 +394,10 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
     const auto perm = live_dir_perm(dirs[closed]);
     ASSERT_TRUE(perm.has_value());
     EXPECT_EQ(perm->mode & 0777U, 0700U);
-    EXPECT_EQ(live_dir_perm(dirs.back())->mode & 0777U, 0755U);
+    const auto deepest = live_dir_perm(dirs.back());
+    EXPECT_TRUE(deepest.has_value() && (deepest->mode & 0777U) == 0755U);
     EXPECT_FALSE(live_dir_perm(dirs.back() + "/missing").has_value());
+    EXPECT_FALSE(live_dir_perm(dirs.back() + "/link").has_value());
 
     VisibilityFilter nobody(make_caller(65534, 65534, {65534}), live_dir_perm);
     for (std::size_t i = 0; i < dirs.size(); ++i) {
@@ -404,9 +408,12 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
 
     // Remove it the way it was made: rmdir from the bottom, through descriptors.
     std::vector<int> fds = {::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
-    for (std::size_t i = 1; i + 1 < dirs.size(); ++i) {
+    for (std::size_t i = 1; i < dirs.size(); ++i) {
         fds.push_back(::openat(fds.back(), name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     }
+    EXPECT_EQ(::unlinkat(fds.back(), "link", 0), 0);
+    ::close(fds.back());
+    fds.pop_back();
     for (std::size_t i = fds.size(); i-- > 0;) {
         EXPECT_EQ(::unlinkat(fds[i], name.c_str(), AT_REMOVEDIR), 0);
         ::close(fds[i]);

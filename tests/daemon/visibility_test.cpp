@@ -361,6 +361,27 @@ TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
     fs::remove_all(root);
 }
 
+// Removes a chain of directories named `name` below `root` (and `root`), however deep and
+// whatever stops the test: rmdir from the bottom through descriptors (std::filesystem uses
+// whole paths, which the kernel refuses past PATH_MAX). A symlink `link` may sit at any level.
+struct ChainRemover {
+    std::string root;
+    std::string name;
+    ~ChainRemover() {
+        std::vector<int> fds = {::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+        while (fds.back() >= 0) {
+            fds.push_back(::openat(fds.back(), name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        }
+        fds.pop_back();
+        for (std::size_t i = fds.size(); i-- > 0;) {
+            ::unlinkat(fds[i], "link", 0);
+            if (i + 1 < fds.size()) ::unlinkat(fds[i], name.c_str(), AT_REMOVEDIR);
+            ::close(fds[i]);
+        }
+        fs::remove_all(root);
+    }
+};
+
 TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners";
     // A chain of directories made through descriptors (the kernel refuses such paths whole),
@@ -369,6 +390,7 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
     const fs::path root = make_temp_dir("wsvis-long");
     ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
     const std::string name(200, 'L');
+    const ChainRemover remover{root.string(), name};
     std::vector<std::string> dirs = {root.string()};
     int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
@@ -405,20 +427,6 @@ TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
         EXPECT_EQ(nobody.can_see(dirs[i] + "/f"), i < closed) << "level " << i;
     }
     EXPECT_TRUE(nobody.can_see(dirs[closed]));  // its name, in a listable parent
-
-    // Remove it the way it was made: rmdir from the bottom, through descriptors.
-    std::vector<int> fds = {::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
-    for (std::size_t i = 1; i < dirs.size(); ++i) {
-        fds.push_back(::openat(fds.back(), name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    }
-    EXPECT_EQ(::unlinkat(fds.back(), "link", 0), 0);
-    ::close(fds.back());
-    fds.pop_back();
-    for (std::size_t i = fds.size(); i-- > 0;) {
-        EXPECT_EQ(::unlinkat(fds[i], name.c_str(), AT_REMOVEDIR), 0);
-        ::close(fds[i]);
-    }
-    fs::remove_all(root);
 }
 
 // setfacl ARGS... on `path`; false if setfacl is missing or the file system refuses ACLs.

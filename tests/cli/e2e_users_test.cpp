@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "tests/cli/support/fixture.hpp"
@@ -188,6 +190,26 @@ class RealUsers : public EndToEnd {
             if (path_of(e.at("path")) == path) return e;
         }
         return {};
+    }
+
+    // What `find DIR` run as `user` prints (-print0), errors (unreadable homes) ignored.
+    std::set<std::string> real_find_as(const TestUser& user, const std::string& dir) {
+        const Exit r = run({"/usr/bin/setpriv", "--reuid=" + std::to_string(user.uid()),
+                            "--regid=" + std::to_string(user.gid()), "--init-groups", "--",
+                            "/usr/bin/find", dir, "-print0"},
+                           scratch_.path(), std::chrono::minutes(2));
+        EXPECT_FALSE(r.out.empty()) << r.err;
+        return split_nul(r.out);
+    }
+
+    // What `du -sb DIR` run as `user` says, in bytes.
+    std::uint64_t real_du_as(const TestUser& user, const std::string& dir) {
+        const Exit r = run({"/usr/bin/setpriv", "--reuid=" + std::to_string(user.uid()),
+                            "--regid=" + std::to_string(user.gid()), "--init-groups", "--",
+                            "/usr/bin/du", "-sb", dir},
+                           scratch_.path(), std::chrono::minutes(2));
+        EXPECT_EQ(r.code, 0) << r.err;
+        return std::strtoull(r.out.c_str(), nullptr, 10);
     }
 
     std::optional<TestGroup> group_;
@@ -421,6 +443,99 @@ TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee
     const nlohmann::json bob_scans = json_as(*bob_, {"scans", "--limit", "1"});
     EXPECT_EQ(path_of(bob_scans.at("scans")[0].at("root")), alice_home_);  // a visible name
     EXPECT_TRUE(bob_scans.at("scans")[0].value("counts_hidden", false)) << bob_scans.dump();
+}
+
+// A chain of directories whose paths grow past PATH_MAX, one file at each level, made with
+// descriptors (the kernel refuses such paths whole). Returns the number of levels.
+int make_long_chain(const std::string& top, std::size_t min_length) {
+    EXPECT_EQ(::mkdir(top.c_str(), 0755), 0) << top;
+    EXPECT_EQ(::chmod(top.c_str(), 0755), 0);
+    int fd = ::open(top.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    const std::string name(200, 'L');
+    int levels = 0;
+    for (std::size_t length = top.size(); fd >= 0 && length <= min_length + 400; ++levels) {
+        const int file = ::openat(fd, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        EXPECT_GE(file, 0);
+        const std::string data(1000 + 100 * static_cast<std::size_t>(levels), 'x');
+        EXPECT_EQ(::write(file, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+        ::close(file);
+        EXPECT_EQ(::mkdirat(fd, name.c_str(), 0755), 0);
+        EXPECT_EQ(::fchmodat(fd, name.c_str(), 0755, 0), 0);
+        const int next = ::openat(fd, name.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ::close(fd);
+        fd = next;
+        length += 1 + name.size();
+    }
+    if (fd >= 0) ::close(fd);
+    return levels;
+}
+
+TEST_F(RealUsers, FindAndDuPastPathMaxAgreeWithFindAndDuAsTheUser) {
+    const std::string chain = tree_ + "/chain";
+    const int levels = make_long_chain(chain, PATH_MAX);
+    ASSERT_GT(levels, 20);
+    scan(tree_);
+    const std::set<std::string> root_view = find0_under(chain);
+    const std::set<std::string> real = real_find_as(*bob_, chain);
+    std::size_t long_paths = 0;
+    for (const std::string& p : real) long_paths += p.size() >= PATH_MAX ? 1 : 0;
+    ASSERT_GT(long_paths, 2U) << "the chain does not reach past PATH_MAX";
+    // find prints the starting point; --under lists what is below it.
+    std::set<std::string> expected = real;
+    expected.erase(chain);
+    std::set<std::string> root_expected = root_view;
+    root_expected.erase(chain);
+    EXPECT_EQ(root_expected, expected) << describe_diff(root_expected, expected);
+
+    const std::set<std::string> bob = find_as(*bob_);
+    std::set<std::string> bob_chain;
+    for (const std::string& p : bob) {
+        if (p.rfind(chain + "/", 0) == 0) bob_chain.insert(p);
+    }
+    EXPECT_EQ(bob_chain, expected) << describe_diff(bob_chain, expected);
+
+    const nlohmann::json du = json_as(*bob_, {"du", chain, "--depth", "0"});
+    const nlohmann::json row = du_row(du, chain);
+    ASSERT_FALSE(row.is_null()) << du.dump();
+    EXPECT_EQ(row.value("size", 0ULL), real_du_as(*bob_, chain)) << du.dump();
+    EXPECT_FALSE(row.value("partial", true)) << du.dump();
+}
+
+TEST_F(RealUsers, SearchOnlyDirectoriesHideTheNamesBelowThem) {
+    // xonly/ 0711: a user may open xonly/sub by its name, but `find` cannot list xonly, so it
+    // never prints xonly/sub or anything below it.
+    const std::string xonly = tree_ + "/xonly";
+    make_dir(xonly, 0711, 0, 0);
+    make_dir(xonly + "/sub", 0755, 0, 0);
+    write_sized(xonly + "/sub/g0", 500, 0644);
+    make_dir(tree_ + "/readable", 0755, 0, 0);
+    write_sized(tree_ + "/readable/g1", 700, 0644);
+    scan(tree_);
+    ASSERT_TRUE(find0_under(tree_).count(xonly + "/sub/g0"));
+
+    std::set<std::string> real = real_find_as(*bob_, tree_);
+    real.erase(tree_);
+    ASSERT_TRUE(real.count(xonly));
+    ASSERT_FALSE(real.count(xonly + "/sub"));
+    ASSERT_TRUE(real.count(tree_ + "/readable/g1"));
+    // alice's 0700 home: find prints its name but cannot read it, and so does wsctl.
+    const std::set<std::string> bob = find_as(*bob_);
+    EXPECT_EQ(bob, real) << describe_diff(bob, real);
+    EXPECT_FALSE(bob.count(xonly + "/sub/g0"));
+
+    // Totals follow the same rule: nothing below xonly counts, for xonly or its parents.
+    const nlohmann::json du = json_as(*bob_, {"du", tree_, "--depth", "1"});
+    const nlohmann::json row = du_row(du, xonly);
+    ASSERT_FALSE(row.is_null()) << du.dump();
+    EXPECT_EQ(row.value("size", 0ULL), apparent_size(xonly)) << du.dump();
+    EXPECT_TRUE(row.value("partial", false)) << du.dump();
+    const nlohmann::json root_du = json_of({"du", tree_, "--depth", "0"});
+    const std::uint64_t hidden = apparent_size(xonly + "/sub") + 500 + (1 << 20) + (2 << 20) +
+                                 apparent_size(alice_home_ + "/deep");
+    EXPECT_EQ(du_row(du, tree_).value("size", 0ULL),
+              du_row(root_du, tree_).value("size", 0ULL) - hidden)
+        << du.dump() << root_du.dump();
 }
 
 }  // namespace

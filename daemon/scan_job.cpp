@@ -75,7 +75,7 @@ namespace {
 ScanJob::PoolStats read_pool(const core::Walker& walker) {
     ScanJob::PoolStats out;
     for (const core::WorkerStats& w : walker.worker_stats()) {
-        ipc::WorkerStats s;
+        ipc::PoolWorkerStatus s;
         s.tasks = w.tasks_run;
         s.steal_attempts = w.steal_attempts;
         s.steals = w.steals;

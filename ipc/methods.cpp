@@ -42,7 +42,7 @@ template <class T>
 std::vector<T> read_objects(FieldReader& r, std::string_view name);
 
 void read(FieldReader& r, ScanInfo& out);
-void read(FieldReader& r, WorkerStats& out);
+void read(FieldReader& r, PoolWorkerStatus& out);
 void read(FieldReader& r, RootInfo& out);
 void read(FieldReader& r, FindEntry& out);
 void read(FieldReader& r, DuEntry& out);
@@ -114,7 +114,7 @@ void read(FieldReader& r, ScanInfo& out) {
     out.counts_hidden = r.boolean("counts_hidden", false) || out.root_hidden;
 }
 
-void read(FieldReader& r, WorkerStats& out) {
+void read(FieldReader& r, PoolWorkerStatus& out) {
     out.tasks = r.uint64("tasks", 0);
     out.steal_attempts = r.uint64("steal_attempts", 0);
     out.steals = r.uint64("steals", 0);
@@ -242,7 +242,7 @@ json to_json(const ScanParams& v) {
 
 json to_json(const ScanReply& v) { return json{{"scans", list_to_json(v.scans)}}; }
 
-json to_json(const WorkerStats& v) {
+json to_json(const PoolWorkerStatus& v) {
     return json{{"tasks", v.tasks},
                 {"steal_attempts", v.steal_attempts},
                 {"steals", v.steals},
@@ -404,8 +404,9 @@ Result<ScanReply> from_json<ScanReply>(const json& j) {
 }
 
 template <>
-Result<WorkerStats> from_json<WorkerStats>(const json& j) {
-    return decode_top<WorkerStats>(j, [](FieldReader& r, WorkerStats& out) { read(r, out); });
+Result<PoolWorkerStatus> from_json<PoolWorkerStatus>(const json& j) {
+    return decode_top<PoolWorkerStatus>(
+        j, [](FieldReader& r, PoolWorkerStatus& out) { read(r, out); });
 }
 
 template <>
@@ -441,7 +442,7 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
         out.last_failed = read_optional_scan(r, "last_failed");
         out.queued = read_objects<ScanInfo>(r, "queued");
         out.queue_depth = r.uint64("queue_depth", 0);
-        out.workers = read_objects<WorkerStats>(r, "workers");
+        out.workers = read_objects<PoolWorkerStatus>(r, "workers");
         out.roots = read_objects<RootInfo>(r, "roots");
     });
 }

@@ -40,8 +40,7 @@ int run_du(const Context& ctx, const DuOptions& options) {
                  {"PATH", Table::Align::Left}});
     for (const auto& entry : du->entries) {
         table.add_row({size(entry.size), size(entry.disk), format_count(entry.files),
-                       format_count(entry.dirs),
-                       ctx.stdout_tty ? printable(entry.path) : entry.path});
+                       format_count(entry.dirs), entry.path});
     }
     write_out(ctx, table.render());
     for (const auto& entry : du->entries) {

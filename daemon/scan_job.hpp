@@ -88,7 +88,4 @@ class ScanJob {
     std::atomic<std::uint64_t> bytes_{0};
 };
 
-// Nanoseconds since the Unix epoch, now.
-std::int64_t wall_clock_ns();
-
 }  // namespace wsindex::daemon

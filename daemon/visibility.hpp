@@ -173,9 +173,4 @@ VisibilityPolicy trusting_own_user(VisibilityPolicy policy, uid_t own_uid);
 // lookup_group("wsindex"); nullopt: root only).
 ControlPolicy make_control_policy(std::optional<gid_t> control_group);
 
-// Normalized parent of an absolute path: "/a/b" -> "/a", "/a" -> "/", "/" -> nullopt.
-std::optional<std::string_view> parent_dir(std::string_view path);
-// True for "/" and for "/x/y" paths without '.', '..', empty components or a trailing '/'.
-bool is_normalized_absolute(std::string_view path);
-
 }  // namespace wsindex::daemon

@@ -193,19 +193,6 @@ TEST(ParseTypes, LettersCommasAndDuplicates) {
     EXPECT_FALSE(parse_types(",", error).has_value());
 }
 
-TEST(MakeAbsolute, NormalisesWithoutResolvingSymlinks) {
-    EXPECT_EQ(make_absolute("a/b", "/home/u"), "/home/u/a/b");
-    EXPECT_EQ(make_absolute(".", "/home/u"), "/home/u");
-    EXPECT_EQ(make_absolute("..", "/home/u"), "/home");
-    EXPECT_EQ(make_absolute("../../../..", "/home/u"), "/");
-    EXPECT_EQ(make_absolute("/x//y/./z/", "/ignored"), "/x/y/z");
-    EXPECT_EQ(make_absolute("link/..", "/d"), "/d");
-    EXPECT_EQ(make_absolute("/", "/d"), "/");
-    EXPECT_EQ(make_absolute("", "/d"), "/d");
-    EXPECT_EQ(make_absolute("bad\xff/n\nl", "/d"), "/d/bad\xff/n\nl");
-    EXPECT_EQ(make_absolute("...", "/d"), "/d/...");
-}
-
 TEST(JoinOptionValues, GluesNegativeSizes) {
     const std::vector<std::string> in{"wsctl", "find", "--size", "-10M", "x", "--", "--size", "y"};
     const std::vector<std::string> expected{"wsctl",  "find", "--size=-10M", "x", "--",

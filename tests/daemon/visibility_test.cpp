@@ -209,16 +209,6 @@ TEST(Visibility, MayControl) {
     EXPECT_FALSE(may_control(make_caller(kBob, kBobGroup, {kStaff}), gid_t{999}));
 }
 
-TEST(Visibility, PathHelpers) {
-    EXPECT_EQ(parent_dir("/a/b").value(), "/a");
-    EXPECT_EQ(parent_dir("/a").value(), "/");
-    EXPECT_FALSE(parent_dir("/").has_value());
-    EXPECT_TRUE(is_normalized_absolute("/"));
-    EXPECT_TRUE(is_normalized_absolute("/a/b.c/..d"));
-    EXPECT_FALSE(is_normalized_absolute("/a/"));
-    EXPECT_FALSE(is_normalized_absolute("a"));
-}
-
 TEST(Visibility, ParsesProcStatusGroups) {
     std::vector<gid_t> groups;
     EXPECT_TRUE(parse_status_groups("Name:\tx\nGroups:\t4 24 27 1000 \nNSpid:\t1\n", &groups));

@@ -305,36 +305,6 @@ std::optional<std::string> parse_types(std::string_view text, std::string& error
     return out;
 }
 
-std::string make_absolute(std::string_view path, std::string_view cwd) {
-    std::string joined;
-    if (path.empty() || path[0] != '/') {
-        joined.assign(cwd);
-        joined.push_back('/');
-    }
-    joined.append(path);
-
-    std::vector<std::string_view> parts;
-    std::string_view rest(joined);
-    while (!rest.empty()) {
-        const std::size_t slash = rest.find('/');
-        const std::string_view part = rest.substr(0, slash);
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-        if (part.empty() || part == ".") continue;
-        if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
-            continue;
-        }
-        parts.push_back(part);
-    }
-    if (parts.empty()) return "/";
-    std::string out;
-    for (const auto part : parts) {
-        out.push_back('/');
-        out.append(part);
-    }
-    return out;
-}
-
 std::string current_directory(std::string& error) {
     std::vector<char> buf(4096);
     for (;;) {

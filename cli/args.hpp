@@ -37,12 +37,6 @@ std::optional<std::int64_t> parse_time(std::string_view text, std::int64_t now_n
 // find --type: find's %y letters "fdlpscb", given as "f", "fd" or "f,d"; duplicates dropped.
 std::optional<std::string> parse_types(std::string_view text, std::string& error);
 
-// `path` made absolute against `cwd` and normalised lexically: repeated '/' collapsed, "."
-// removed, ".." drops the previous component (never above '/'), no trailing '/' except for "/".
-// Symlinks are not resolved (unlike realpath): "link/.." is the directory holding link. Bytes
-// are kept as they are (names need not be UTF-8). Precondition: cwd is absolute.
-std::string make_absolute(std::string_view path, std::string_view cwd);
-
 // The process's working directory; empty with `error` set if it cannot be read.
 std::string current_directory(std::string& error);
 

@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "ipc/methods.hpp"
+#include "ipc/path_text.hpp"
 
 namespace wsindex::cli {
 
@@ -14,7 +15,7 @@ int run_du(const Context& ctx, const DuOptions& options) {
         std::string error;
         const std::string cwd = current_directory(error);
         if (cwd.empty()) return usage_error(ctx, error);
-        params.path = make_absolute(options.path, cwd);
+        params.path = ipc::lexically_normal(options.path, cwd);
     }
     auto client = connect(ctx);
     if (!client) return report(ctx, client.error());
@@ -40,8 +41,7 @@ int run_du(const Context& ctx, const DuOptions& options) {
                  {"PATH", Table::Align::Left}});
     for (const auto& entry : du->entries) {
         table.add_row({size(entry.size), size(entry.disk), format_count(entry.files),
-                       format_count(entry.dirs),
-                       ctx.stdout_tty ? printable(entry.path) : entry.path});
+                       format_count(entry.dirs), entry.path});
     }
     write_out(ctx, table.render());
     for (const auto& entry : du->entries) {

@@ -52,8 +52,8 @@ int run_errors(const Context& ctx, const ErrorsOptions& options) {
                  {"MESSAGE", Table::Align::Left},
                  {"PATH", Table::Align::Left}});
     for (const auto& e : errors.errors) {
-        table.add_row({e.error_name.empty() ? std::to_string(e.error) : e.error_name, e.message,
-                       ctx.stdout_tty ? printable(e.path) : e.path});
+        table.add_row(
+            {e.error_name.empty() ? std::to_string(e.error) : e.error_name, e.message, e.path});
     }
     write_out(ctx, table.render());
     return finish(ctx, 0);

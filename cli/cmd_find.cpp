@@ -5,18 +5,14 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "ipc/clock.hpp"
 #include "ipc/find_reply_reader.hpp"
 #include "ipc/methods.hpp"
+#include "ipc/path_text.hpp"
 
 namespace wsindex::cli {
 
 namespace {
-
-std::int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // The find request from the command line; nullopt after reporting a usage error in `code`.
 std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOptions& options,
@@ -44,14 +40,14 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
     params.min_size = range.min;
     params.max_size = range.max;
     if (!options.newer.empty()) {
-        auto when = parse_time(options.newer, now_ns(), error);
+        auto when = parse_time(options.newer, ipc::wall_clock_ns(), error);
         if (!when) return code = usage_error(ctx, error), std::nullopt;
         params.newer_ns = *when;
     }
     if (!options.under.empty()) {
         const std::string cwd = current_directory(error);
         if (cwd.empty()) return code = usage_error(ctx, error), std::nullopt;
-        params.under = make_absolute(options.under, cwd);
+        params.under = ipc::lexically_normal(options.under, cwd);
     }
     return params;
 }

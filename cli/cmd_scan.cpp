@@ -7,6 +7,7 @@
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
 #include "ipc/methods.hpp"
+#include "ipc/path_text.hpp"
 
 namespace wsindex::cli {
 
@@ -34,7 +35,7 @@ int run_scan(const Context& ctx, const ScanOptions& options) {
     const std::string cwd = current_directory(error);
     if (cwd.empty()) return usage_error(ctx, error);
     ipc::ScanParams params;
-    for (const auto& path : options.paths) params.paths.push_back(make_absolute(path, cwd));
+    for (const auto& path : options.paths) params.paths.push_back(ipc::lexically_normal(path, cwd));
     params.wait = options.wait;
 
     auto client = connect(ctx, /*wait_forever=*/options.wait);

@@ -44,7 +44,7 @@ int run_scans(const Context& ctx, const ScansOptions& options) {
                        // each root (a replaced scan's directories are not in the index).
                        s.dirs && !s.counts_hidden ? format_count(*s.dirs) : std::string("-"),
                        count(s.errors), s.bytes ? format_bytes(*s.bytes) : std::string("-"),
-                       s.root_hidden ? std::string("(hidden)") : printable(s.root)});
+                       s.root_hidden ? std::string("(hidden)") : s.root});
     }
     write_out(ctx, table.render());
     if (any_hidden) {

@@ -80,10 +80,10 @@ std::string render_status(const ipc::StatusReply& s) {
         bool any_hidden = false;
         for (const auto& root : s.roots) {
             any_hidden = any_hidden || root.counts_hidden;
-            ordered.add_row(
-                {std::to_string(root.last_scan_id), format_time_ns(root.last_finished_ns),
-                 root.counts_hidden ? "-" : format_count(root.entries),
-                 root.counts_hidden ? "-" : format_bytes(root.bytes), printable(root.root)});
+            ordered.add_row({std::to_string(root.last_scan_id),
+                             format_time_ns(root.last_finished_ns),
+                             root.counts_hidden ? "-" : format_count(root.entries),
+                             root.counts_hidden ? "-" : format_bytes(root.bytes), root.root});
         }
         out += ordered.render();
         if (any_hidden) {

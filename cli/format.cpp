@@ -139,6 +139,9 @@ Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 void Table::add_row(std::vector<std::string> cells) {
     assert(cells.size() == columns_.size());
     cells.resize(columns_.size());
+    // Escaped here, once, for every table: a newline in a name cannot break a row, to a
+    // terminal or to a pipe.
+    for (std::string& cell : cells) cell = printable(cell);
     rows_.push_back(std::move(cells));
 }
 

@@ -27,7 +27,8 @@ std::string format_time_ns(std::int64_t ns);
 std::string printable(std::string_view bytes);
 
 // Columns separated by two spaces; numbers right-aligned, text left-aligned; the last column
-// is never padded (it is usually a path). Widths count UTF-8 code points.
+// is never padded (it is usually a path). Widths count UTF-8 code points. Every cell is shown
+// through printable(): callers pass raw text (names as the index holds them), never escaped.
 class Table {
   public:
     enum class Align { Left, Right };

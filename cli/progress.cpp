@@ -36,6 +36,11 @@ std::string progress_line(const ipc::ScanInfo& scan) {
     return line;
 }
 
+// The scan's own counts are of what the walk met: a file with several names counts once per
+// name. status and du read the index's directory totals, which count it once: the summary
+// says which it is, so that the two numbers do not read as two answers to one question.
+constexpr const char* kAsWalked = " as walked (hard links once per name)";
+
 std::string scan_summary(const ipc::ScanInfo& scan) {
     if (scan.counts_hidden) {
         return "scan " + std::to_string(scan.scan_id) + " " +
@@ -48,7 +53,7 @@ std::string scan_summary(const ipc::ScanInfo& scan) {
     std::string line = "scan " + std::to_string(scan.scan_id) + " " +
                        std::string(ipc::scan_state_name(scan.state)) + ": " + printable(scan.root) +
                        ": " + format_count(scan.entries) + " entries, " + dirs + ", " + size +
-                       ", " + format_count(scan.errors) + " errors in " +
+                       kAsWalked + ", " + format_count(scan.errors) + " errors in " +
                        format_duration_ms(scan.elapsed_ms) + " (" + rate(scan.entries_per_second) +
                        " entries/s)";
     if (!scan.error.empty()) line += ": " + printable(scan.error);

@@ -226,6 +226,12 @@ Config parse_items(const std::vector<CLI::ConfigItem>& items) {
     Config c;
     std::vector<std::string> seen;  // top-level and prune keys, to refuse duplicates
     std::optional<RootTable> root;
+    // The file's first list of file-system types replaces the built-in one; later ones add.
+    bool fs_types_from_file = false;
+    auto take_fs_types = [&] {
+        if (!fs_types_from_file) c.prune.fs_types.clear();
+        fs_types_from_file = true;
+    };
     auto close_root = [&] {
         if (!root) return;
         if (!root->has_path) throw Problem{"a [[root]] table has no 'path'"};
@@ -240,6 +246,7 @@ Config parse_items(const std::vector<CLI::ConfigItem>& items) {
                 throw Problem{"'" + item.name + "' is set twice"};
             }
             seen.push_back(key);
+            if (key == "prunefs") take_fs_types();
             apply_top_level(c, item);
             continue;
         }
@@ -264,6 +271,7 @@ Config parse_items(const std::vector<CLI::ConfigItem>& items) {
                 throw Problem{"'" + key + "' is set twice"};
             }
             seen.push_back(key);
+            if (item.name == "fs") take_fs_types();
             apply_prune(c, item);
         } else {
             throw Problem{"unknown section '[" + section + "]' (sections: [prune], [[root]])"};
@@ -322,6 +330,12 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
     constexpr std::uint64_t kMaxSeconds = 100ULL * 365 * 86400;
     if (n > kMaxSeconds / scale) return std::nullopt;
     return std::chrono::seconds(static_cast<std::int64_t>(n * scale));
+}
+
+std::vector<std::string> default_pruned_fs_types() {
+    return {"proc",     "sysfs",      "devpts",      "cgroup", "cgroup2", "debugfs",
+            "tracefs",  "securityfs", "pstore",      "bpf",    "mqueue",  "hugetlbfs",
+            "configfs", "fusectl",    "binfmt_misc", "autofs", "efivarfs"};
 }
 
 std::string default_db_path() {

@@ -28,6 +28,12 @@ struct RootConfig {
     std::optional<bool> one_file_system;  // nullopt: the file's one_file_system
 };
 
+// File-system types pruned when the configuration file names none (`[prune] fs` or `PRUNEFS`
+// replace the whole list): the kernel's pseudo file systems, whose contents are not files a user
+// looks for (/proc alone is tens of thousands of entries and EACCES errors). The packaged
+// /etc/wsindexd.conf lists these and more (tmpfs, network file systems).
+std::vector<std::string> default_pruned_fs_types();
+
 struct Config {
     std::string socket_path;  // empty: default_socket_path()
     std::string db_path;      // empty: default_db_path()
@@ -38,7 +44,7 @@ struct Config {
 
     std::vector<RootConfig> roots;
     std::chrono::seconds rescan_interval{std::chrono::hours(24)};  // roots without their own
-    core::PruneRules prune;
+    core::PruneRules prune{{}, {}, default_pruned_fs_types()};
     bool one_file_system = false;  // default for roots
 
     // Scans waiting behind the running one; beyond it wsindex.Scan answers Busy.

@@ -13,6 +13,7 @@
 #include "daemon/scan_root.hpp"
 #include "daemon/scan_visibility.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "ipc/path_text.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -29,26 +30,6 @@ void version(const HandlerContext& ctx, ipc::Responder r) {
     v.max_message_bytes = ctx.limits.max_message_bytes;
     v.pid = ::getpid();
     r.reply(ipc::to_json(v));
-}
-
-// "/a/./b//c/../d/" -> "/a/b/d": the path as the caller names it, in the form the visibility
-// filter takes (it refuses anything not normalized).
-std::string lexically_normal(std::string_view path) {
-    std::vector<std::string_view> parts;
-    while (!path.empty()) {
-        const std::size_t slash = path.find('/');
-        const std::string_view part = path.substr(0, slash);
-        path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
-        if (part.empty() || part == ".") continue;
-        if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
-            continue;
-        }
-        parts.push_back(part);
-    }
-    std::string out;
-    for (const std::string_view part : parts) out.append("/").append(part);
-    return out.empty() ? std::string("/") : out;
 }
 
 ipc::Error hidden(std::string_view path) {
@@ -68,7 +49,7 @@ void scan(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
     const PathFilter& visible = view.can_see;
     std::vector<std::string> roots;
     for (const std::string& path : p.paths) {
-        if (!path.empty() && path.front() == '/' && !visible(lexically_normal(path))) {
+        if (!path.empty() && path.front() == '/' && !visible(ipc::lexically_normal(path))) {
             r.fail(hidden(path));
             return;
         }

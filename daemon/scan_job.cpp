@@ -2,19 +2,14 @@
 #include "daemon/scan_job.hpp"
 
 #include "core/worker_pool.hpp"
+#include "ipc/clock.hpp"
 
 namespace wsindex::daemon {
-
-std::int64_t wall_clock_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 void ScanJob::mark_running() {
     std::lock_guard lock(mutex_);
     state_ = ipc::ScanState::Running;
-    started_ns_ = wall_clock_ns();
+    started_ns_ = ipc::wall_clock_ns();
     started_ = std::chrono::steady_clock::now();
 }
 
@@ -40,7 +35,7 @@ void ScanJob::finish(ipc::ScanState state, std::string error) {
     std::lock_guard lock(mutex_);
     if (state_ == ipc::ScanState::Running) elapsed_ = std::chrono::steady_clock::now() - started_;
     state_ = state;
-    finished_ns_ = wall_clock_ns();
+    finished_ns_ = ipc::wall_clock_ns();
     error_ = std::move(error);
 }
 
@@ -75,7 +70,7 @@ namespace {
 ScanJob::PoolStats read_pool(const core::Walker& walker) {
     ScanJob::PoolStats out;
     for (const core::WorkerStats& w : walker.worker_stats()) {
-        ipc::WorkerStats s;
+        ipc::PoolWorkerStatus s;
         s.tasks = w.tasks_run;
         s.steal_attempts = w.steal_attempts;
         s.steals = w.steals;

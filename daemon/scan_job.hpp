@@ -49,7 +49,7 @@ class ScanJob {
     // Per-worker pool counters and the result batches waiting for the writer: live while the
     // walk runs, the final values after it, empty before it started.
     struct PoolStats {
-        std::vector<ipc::WorkerStats> workers;
+        std::vector<ipc::PoolWorkerStatus> workers;
         std::uint64_t queue_depth = 0;
     };
 
@@ -87,8 +87,5 @@ class ScanJob {
     std::atomic<std::uint64_t> errors_{0};
     std::atomic<std::uint64_t> bytes_{0};
 };
-
-// Nanoseconds since the Unix epoch, now.
-std::int64_t wall_clock_ns();
 
 }  // namespace wsindex::daemon

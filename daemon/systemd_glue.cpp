@@ -11,18 +11,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "ipc/clock.hpp"
+
 namespace wsindex::daemon {
 
 namespace {
 
 // sd_notify returns >0 when sent, 0 when NOTIFY_SOCKET is unset, <0 (-errno) on failure.
 bool send(const std::string& state) { return ::sd_notify(0, state.c_str()) > 0; }
-
-std::int64_t monotonic_usec() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1'000;
-}
 
 }  // namespace
 
@@ -83,7 +79,7 @@ bool notify_ready() { return send("READY=1"); }
 bool notify_reloading() {
     // systemd >= 253 (Type=notify-reload) needs MONOTONIC_USEC to match the reload to the
     // signal; older managers ignore the extra field.
-    return send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(monotonic_usec()));
+    return send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(ipc::monotonic_ns() / 1000));
 }
 
 bool notify_stopping() { return send("STOPPING=1"); }

@@ -1,33 +1,13 @@
-// Visibility filter: the per-directory decisions, cached, and the path helpers they rely on.
+// Visibility filter: the per-directory decisions, cached.
 #include "daemon/visibility_filter.hpp"
 
 #include <utility>
 #include <vector>
 
+#include "ipc/path_text.hpp"
+
 namespace wsindex::daemon {
 
-std::optional<std::string_view> parent_dir(std::string_view path) {
-    if (path.size() <= 1) return std::nullopt;
-    const std::size_t slash = path.rfind('/');
-    if (slash == std::string_view::npos) return std::nullopt;
-    if (slash == 0) return path.substr(0, 1);
-    return path.substr(0, slash);
-}
-
-bool is_normalized_absolute(std::string_view path) {
-    if (path.empty() || path[0] != '/') return false;
-    if (path.size() == 1) return true;
-    if (path.back() == '/') return false;
-    std::size_t pos = 1;
-    while (pos <= path.size()) {
-        std::size_t end = path.find('/', pos);
-        if (end == std::string_view::npos) end = path.size();
-        std::string_view part = path.substr(pos, end - pos);
-        if (part.empty() || part == "." || part == "..") return false;
-        pos = end + 1;
-    }
-    return true;
-}
 VisibilityFilter::VisibilityFilter(Caller caller, DirPermSource source)
     : caller_(std::move(caller)), source_(std::move(source)) {}
 
@@ -38,7 +18,7 @@ const VisibilityFilter::DirDecision& VisibilityFilter::decide(const std::string&
     std::vector<std::string> chain{dir};
     const DirDecision* above = nullptr;
     for (std::string cur = dir;;) {
-        auto parent = parent_dir(cur);
+        auto parent = ipc::parent_path(cur);
         if (!parent) break;
         std::string up(*parent);
         if (auto it = cache_.find(up); it != cache_.end()) {
@@ -73,20 +53,20 @@ const VisibilityFilter::DirDecision& VisibilityFilter::decide(const std::string&
 }
 
 bool VisibilityFilter::can_search(std::string_view dir) {
-    if (!is_normalized_absolute(dir)) return false;
+    if (!ipc::is_normalized_absolute(dir)) return false;
     if (caller_.is_root()) return true;
     return decide(std::string(dir)).searchable;
 }
 
 bool VisibilityFilter::can_list(std::string_view dir) {
-    if (!is_normalized_absolute(dir)) return false;
+    if (!ipc::is_normalized_absolute(dir)) return false;
     if (caller_.is_root()) return true;
     return decide(std::string(dir)).listable;
 }
 
 bool VisibilityFilter::can_see(std::string_view path) {
-    if (!is_normalized_absolute(path)) return false;
-    auto parent = parent_dir(path);
+    if (!ipc::is_normalized_absolute(path)) return false;
+    auto parent = ipc::parent_path(path);
     if (!parent) return true;  // "/" itself
     if (caller_.is_root()) return true;
     return decide(std::string(*parent)).listable;

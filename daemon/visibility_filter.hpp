@@ -58,9 +58,4 @@ class VisibilityFilter {
     std::size_t lookups_ = 0;
 };
 
-// Normalized parent of an absolute path: "/a/b" -> "/a", "/a" -> "/", "/" -> nullopt.
-std::optional<std::string_view> parent_dir(std::string_view path);
-// True for "/" and for "/x/y" paths without '.', '..', empty components or a trailing '/'.
-bool is_normalized_absolute(std::string_view path);
-
 }  // namespace wsindex::daemon

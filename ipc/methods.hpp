@@ -89,7 +89,8 @@ struct ScanReply {
 };
 
 // ---- wsindex.Status ----------------------------------------------------------------------
-struct WorkerStats {
+// One scan worker's counters as the Status reply carries them (the "workers" array).
+struct PoolWorkerStatus {
     std::uint64_t tasks = 0;
     std::uint64_t steal_attempts = 0;
     std::uint64_t steals = 0;
@@ -113,7 +114,7 @@ struct StatusReply {
     std::optional<ScanInfo> running;  // null when idle
     std::vector<ScanInfo> queued;
     std::uint64_t queue_depth = 0;  // WalkResult batches waiting for the writer
-    std::vector<WorkerStats> workers;
+    std::vector<PoolWorkerStatus> workers;
     std::vector<RootInfo> roots;
     // The newest scan that ended failed or cancelled (interrupted counts as failed), with its
     // reason in `error`; absent when there is none. Redacted like every ScanInfo.
@@ -214,7 +215,7 @@ nlohmann::json to_json(const VersionReply& v);
 nlohmann::json to_json(const ScanInfo& v);
 nlohmann::json to_json(const ScanParams& v);
 nlohmann::json to_json(const ScanReply& v);
-nlohmann::json to_json(const WorkerStats& v);
+nlohmann::json to_json(const PoolWorkerStatus& v);
 nlohmann::json to_json(const RootInfo& v);
 nlohmann::json to_json(const StatusReply& v);
 nlohmann::json to_json(const CancelParams& v);
@@ -240,7 +241,7 @@ Result<ScanParams> from_json<ScanParams>(const nlohmann::json& j);
 template <>
 Result<ScanReply> from_json<ScanReply>(const nlohmann::json& j);
 template <>
-Result<WorkerStats> from_json<WorkerStats>(const nlohmann::json& j);
+Result<PoolWorkerStatus> from_json<PoolWorkerStatus>(const nlohmann::json& j);
 template <>
 Result<RootInfo> from_json<RootInfo>(const nlohmann::json& j);
 template <>

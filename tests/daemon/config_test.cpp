@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -32,7 +33,9 @@ std::string parse_error(std::string_view text) {
 TEST(Config, EmptyTextGivesDefaults) {
     const Config c = parse_ok("");
     EXPECT_TRUE(c.roots.empty());
-    EXPECT_TRUE(c.prune.empty());
+    EXPECT_TRUE(c.prune.paths.empty());
+    EXPECT_TRUE(c.prune.names.empty());
+    EXPECT_EQ(c.prune.fs_types, default_pruned_fs_types());
     EXPECT_EQ(c.workers, 0u);
     EXPECT_EQ(c.socket_mode, 0660u);
     EXPECT_EQ(c.rescan_interval, std::chrono::hours(24));
@@ -95,6 +98,42 @@ interval = "off"
     EXPECT_EQ(effective_interval(c, c.roots[1]), std::chrono::hours(12));
     EXPECT_FALSE(effective_one_file_system(c, c.roots[1]));
     EXPECT_EQ(effective_interval(c, c.roots[2]), std::chrono::seconds(0));
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+TEST(Config, WithoutAFileThePseudoFileSystemsArePruned) {
+    ConfigResult r = resolve_config(CommandLine{});
+    ASSERT_TRUE(std::holds_alternative<Config>(r));
+    const std::vector<std::string>& fs = std::get<Config>(r).prune.fs_types;
+    for (std::string_view type : {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "debugfs",
+                                  "tracefs", "securityfs", "bpf", "mqueue"}) {
+        EXPECT_TRUE(contains(fs, type)) << type;
+    }
+    // Real file systems stay indexed by default.
+    for (std::string_view type : {"tmpfs", "ext4", "xfs", "btrfs", "nfs"}) {
+        EXPECT_FALSE(contains(fs, type)) << type;
+    }
+}
+
+TEST(Config, TheFilesFsListReplacesTheBuiltInOne) {
+    EXPECT_EQ(parse_ok("[prune]\nfs = [\"nfs\"]").prune.fs_types,
+              (std::vector<std::string>{"nfs"}));
+    EXPECT_EQ(parse_ok("PRUNEFS = \"nfs\"\n[prune]\nfs = [\"cifs\"]").prune.fs_types,
+              (std::vector<std::string>{"nfs", "cifs"}));
+    // A file that says nothing of file-system types keeps the built-in list.
+    EXPECT_EQ(parse_ok("[prune]\npaths = [\"/tmp\"]").prune.fs_types, default_pruned_fs_types());
+}
+
+TEST(Config, ThePackagedFilePrunesEveryBuiltInType) {
+    ConfigResult r = load_config_file(WSINDEX_SOURCE_DIR "/packaging/wsindexd.conf");
+    ASSERT_TRUE(std::holds_alternative<Config>(r)) << std::get<ConfigError>(r).message;
+    const std::vector<std::string>& packaged = std::get<Config>(r).prune.fs_types;
+    for (const std::string& type : default_pruned_fs_types()) {
+        EXPECT_TRUE(contains(packaged, type)) << type;
+    }
 }
 
 TEST(Config, UpdatedbSpelling) {

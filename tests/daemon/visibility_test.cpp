@@ -189,16 +189,6 @@ TEST(Visibility, ClosedRootDirectoryHidesEverything) {
     EXPECT_FALSE(alice.can_see("/a/b"));
 }
 
-TEST(Visibility, PathHelpers) {
-    EXPECT_EQ(parent_dir("/a/b").value(), "/a");
-    EXPECT_EQ(parent_dir("/a").value(), "/");
-    EXPECT_FALSE(parent_dir("/").has_value());
-    EXPECT_TRUE(is_normalized_absolute("/"));
-    EXPECT_TRUE(is_normalized_absolute("/a/b.c/..d"));
-    EXPECT_FALSE(is_normalized_absolute("/a/"));
-    EXPECT_FALSE(is_normalized_absolute("a"));
-}
-
 fs::path make_temp_dir(const char* stem) {
     std::string pattern = (fs::temp_directory_path() / (std::string(stem) + "-XXXXXX")).string();
     EXPECT_NE(::mkdtemp(pattern.data()), nullptr);

@@ -168,7 +168,7 @@ TEST(Methods, StatusReplyRoundTrip) {
     s.running = sample_scan();
     s.queued = {sample_scan()};
     s.queue_depth = 3;
-    s.workers = {WorkerStats{1, 2, 3, 4, 5}, WorkerStats{6, 7, 8, 9, 10}};
+    s.workers = {PoolWorkerStatus{1, 2, 3, 4, 5}, PoolWorkerStatus{6, 7, 8, 9, 10}};
     s.roots = {RootInfo{"/usr", 4, 99, 1000, 2000}};
     const StatusReply t = through_wire(s);
     ASSERT_TRUE(t.running);

@@ -1,0 +1,102 @@
+// wsindex.Status: the per-worker and per-root parts and the reply.
+#include "ipc/bytes_codec.hpp"
+#include "ipc/methods_codec.hpp"
+
+namespace wsindex::ipc {
+
+namespace {
+
+// A ScanInfo field that may be null or absent (StatusReply's running and last_failed).
+std::optional<ScanInfo> read_optional_scan(FieldReader& r, std::string_view name) {
+    const json* raw = r.raw(name);
+    if (raw == nullptr) return std::nullopt;
+    if (!raw->is_object()) {
+        r.fail_field(name, "must be an object or null");
+        return std::nullopt;
+    }
+    FieldReader sub(*raw, std::string(name) + ".");
+    ScanInfo info;
+    read(sub, info);
+    if (auto error = sub.take_error()) {
+        r.fail(std::move(*error));
+        return std::nullopt;
+    }
+    return info;
+}
+
+}  // namespace
+
+void read(FieldReader& r, PoolWorkerStatus& out) {
+    out.tasks = r.uint64("tasks", 0);
+    out.steal_attempts = r.uint64("steal_attempts", 0);
+    out.steals = r.uint64("steals", 0);
+    out.items_stolen = r.uint64("items_stolen", 0);
+    out.parked_ms = r.uint64("parked_ms", 0);
+}
+
+void read(FieldReader& r, RootInfo& out) {
+    out.root = r.bytes_or("root", {});
+    out.last_scan_id = r.uint64("last_scan_id", 0);
+    out.last_finished_ns = r.int64("last_finished_ns", 0);
+    out.entries = r.uint64("entries", 0);
+    out.bytes = r.uint64("bytes", 0);
+    out.counts_hidden = r.boolean("counts_hidden", false);
+}
+
+json to_json(const PoolWorkerStatus& v) {
+    return json{{"tasks", v.tasks},
+                {"steal_attempts", v.steal_attempts},
+                {"steals", v.steals},
+                {"items_stolen", v.items_stolen},
+                {"parked_ms", v.parked_ms}};
+}
+
+json to_json(const RootInfo& v) {
+    json out{{"root", encode_bytes(v.root)},
+             {"last_scan_id", v.last_scan_id},
+             {"last_finished_ns", v.last_finished_ns},
+             {"entries", v.entries},
+             {"bytes", v.bytes}};
+    if (v.counts_hidden) out["counts_hidden"] = true;
+    return out;
+}
+
+json to_json(const StatusReply& v) {
+    return json{{"server_version", v.server_version},
+                {"pid", v.pid},
+                {"uptime_ms", v.uptime_ms},
+                {"running", v.running ? to_json(*v.running) : json(nullptr)},
+                {"queued", list_to_json(v.queued)},
+                {"queue_depth", v.queue_depth},
+                {"workers", list_to_json(v.workers)},
+                {"roots", list_to_json(v.roots)},
+                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)}};
+}
+
+template <>
+Result<PoolWorkerStatus> from_json<PoolWorkerStatus>(const json& j) {
+    return decode_top<PoolWorkerStatus>(
+        j, [](FieldReader& r, PoolWorkerStatus& out) { read(r, out); });
+}
+
+template <>
+Result<RootInfo> from_json<RootInfo>(const json& j) {
+    return decode_top<RootInfo>(j, [](FieldReader& r, RootInfo& out) { read(r, out); });
+}
+
+template <>
+Result<StatusReply> from_json<StatusReply>(const json& j) {
+    return decode_top<StatusReply>(j, [](FieldReader& r, StatusReply& out) {
+        out.server_version = r.text("server_version");
+        out.pid = r.int64("pid", 0);
+        out.uptime_ms = r.uint64("uptime_ms", 0);
+        out.running = read_optional_scan(r, "running");
+        out.last_failed = read_optional_scan(r, "last_failed");
+        out.queued = read_objects<ScanInfo>(r, "queued");
+        out.queue_depth = r.uint64("queue_depth", 0);
+        out.workers = read_objects<PoolWorkerStatus>(r, "workers");
+        out.roots = read_objects<RootInfo>(r, "roots");
+    });
+}
+
+}  // namespace wsindex::ipc

@@ -52,18 +52,23 @@ core::Status InotifyMonitor::add_root(const std::string& root) {
 }
 
 bool InotifyMonitor::add_watch(const std::string& dir, std::size_t root) {
-    if (watches_.size() >= max_watches_) {
+    const auto over_budget = [&](const std::string& why) {
         if (!roots_[root].over_budget) {
             roots_[root].over_budget = true;
-            sink_.root_event(
-                {RootEventKind::needs_periodic, roots_[root].path,
-                 "inotify watch budget of " + std::to_string(max_watches_) + " reached"});
+            sink_.root_event({RootEventKind::needs_periodic, roots_[root].path, why});
         }
         return false;
+    };
+    if (watches_.size() >= max_watches_) {
+        return over_budget("inotify watch budget of " + std::to_string(max_watches_) + " reached");
     }
     const int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), kMask);
-    if (wd < 0) return errno != ENOSPC;  // gone or unreadable: its parent's listing says so
-    watches_[wd] = Watch{dir, root};     // a known wd (a moved directory) gets its new path
+    if (wd < 0) {
+        // The user's max_user_watches is spent (shared with every other inotify user).
+        if (errno == ENOSPC) return over_budget("inotify: max_user_watches reached");
+        return true;  // gone or unreadable: its parent's listing says so
+    }
+    watches_[wd] = Watch{dir, root};  // a known wd (a moved directory) gets its new path
     return true;
 }
 

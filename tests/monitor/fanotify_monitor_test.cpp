@@ -83,6 +83,7 @@ TEST_F(FanotifyTest, WriteAndChmodMarkTheParent) {
 }
 
 TEST_F(FanotifyTest, RenameWithinAndAcrossDirectories) {
+    EXPECT_TRUE(mon_->has_rename());  // Linux 5.17+: CI and this machine run 6.x
     ASSERT_EQ(::rename((root_ + "/a/f").c_str(), (root_ + "/a/g").c_str()), 0);
     wait_for([&] { return sink_.has_key(kA); });
     sink_.clear();

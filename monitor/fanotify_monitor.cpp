@@ -92,8 +92,8 @@ core::Status FanotifyMonitor::register_path(const std::string& path, DirKey key)
 }
 
 core::Status FanotifyMonitor::process_available() {
-    // Aligned for fanotify_event_metadata; large enough for hundreds of events per read.
-    alignas(struct fanotify_event_metadata) static thread_local char buf[64 * 1024];
+    // Large enough for hundreds of events per read.
+    alignas(8) static thread_local char buf[64 * 1024];
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fan_.get(), buf, sizeof buf);
         if (n < 0) {
@@ -101,28 +101,33 @@ core::Status FanotifyMonitor::process_available() {
             if (errno == EINTR) continue;
             return core::Status::from_errno(errno, "read fanotify");
         }
-        auto* meta = reinterpret_cast<struct fanotify_event_metadata*>(buf);
-        ssize_t len = n;
-        for (; FAN_EVENT_OK(meta, len); meta = FAN_EVENT_NEXT(meta, len)) {
-            if (meta->vers != FANOTIFY_METADATA_VERSION) {
+        // Events are only 4-byte aligned (names pad to 4), the metadata wants 8: copy each
+        // header out instead of using FAN_EVENT_OK/FAN_EVENT_NEXT on the buffer in place.
+        std::size_t off = 0;
+        const auto len = static_cast<std::size_t>(n);
+        while (len - off >= FAN_EVENT_METADATA_LEN) {
+            struct fanotify_event_metadata meta {};
+            std::memcpy(&meta, buf + off, sizeof meta);
+            if (meta.event_len < FAN_EVENT_METADATA_LEN || meta.event_len > len - off) break;
+            if (meta.vers != FANOTIFY_METADATA_VERSION) {
                 return core::Status::from_errno(EPROTO, "fanotify metadata version");
             }
-            if (meta->fd >= 0) ::close(meta->fd);  // not in FID mode; never leak one
+            if (meta.fd >= 0) ::close(meta.fd);  // not in FID mode; never leak one
             ++stats_.events;
-            handle_event(*meta);
+            handle_event(meta, buf + off + meta.metadata_len, buf + off + meta.event_len);
+            off += meta.event_len;
         }
     }
     return {};
 }
 
-void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta) {
+void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, const char* p,
+                                   const char* end) {
     if (meta.mask & FAN_Q_OVERFLOW) {
         ++stats_.overflows;
         report_all(RootEventKind::overflow, "fanotify queue overflow");
         return;
     }
-    const char* p = reinterpret_cast<const char*>(&meta) + meta.metadata_len;
-    const char* end = reinterpret_cast<const char*>(&meta) + meta.event_len;
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
         const auto* hdr = reinterpret_cast<const struct fanotify_event_info_header*>(p);
         if (hdr->len == 0 || p + hdr->len > end) break;

@@ -76,7 +76,9 @@ class FanotifyMonitor {
         bool gone = false;  // deleted, moved or lost: reported once
     };
 
-    void handle_event(const struct fanotify_event_metadata& meta);
+    // `records` to `end`: the event's info records, in the read buffer.
+    void handle_event(const struct fanotify_event_metadata& meta, const char* records,
+                      const char* end);
     void dirty_dir(const HandleKey& key, const void* fh);
     void report_all(RootEventKind kind, const std::string& detail);
     void report_fs(const std::string& fsid, RootEventKind kind, const std::string& detail);

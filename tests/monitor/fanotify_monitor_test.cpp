@@ -122,6 +122,23 @@ TEST_F(FanotifyTest, UnknownDirectoryIsResolvedToItsPath) {
     for (const auto& r : sink_.roots) ADD_FAILURE() << r.detail;
 }
 
+TEST_F(FanotifyTest, RemovedUnknownSubtreeRaisesNoRootEvent) {
+    // Events name directories that are gone by the time they are read: stale handles, dropped,
+    // because the removal of each is reported in its parent (here the registered a/).
+    std::string dir = root_ + "/a/t";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((dir + "/u").c_str(), 0755), 0);
+    ASSERT_EQ(test::write_file(dir + "/u/f", ""), "");
+    ASSERT_EQ(::unlink((dir + "/u/f").c_str()), 0);
+    ASSERT_EQ(::rmdir((dir + "/u").c_str()), 0);
+    ASSERT_EQ(::rmdir(dir.c_str()), 0);
+    ASSERT_EQ(test::write_file(root_ + "/b/after", ""), "");
+    wait_for([&] { return sink_.has_key(kB); });
+    EXPECT_TRUE(sink_.has_key(kA));
+    EXPECT_TRUE(sink_.roots.empty()) << to_string(sink_.roots.at(0).kind);
+    EXPECT_GE(mon_->stats().stale_handles, 1u);
+}
+
 TEST_F(FanotifyTest, ChangesOutsideTheRootsAreDropped) {
     const std::string outside = fs_->path() + "/outside";
     ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);

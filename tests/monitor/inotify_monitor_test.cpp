@@ -102,6 +102,16 @@ TEST_F(InotifyTest, DirectoryMovedOutOfTheRootIsForgotten) {
     for (const auto& d : sink_.dirs) EXPECT_EQ(d.path, root_ + "/b");
 }
 
+TEST_F(InotifyTest, DirectoryMovedIntoTheRootIsWatched) {
+    const std::string outside = fs_->path() + "/in";
+    ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((outside + "/deep").c_str(), 0755), 0);
+    ASSERT_EQ(::rename(outside.c_str(), (root_ + "/b/in").c_str()), 0);
+    wait_for([&] { return sink_.has_path(root_ + "/b") && mon_->watch_count() == 6u; });
+    ASSERT_EQ(test::write_file(root_ + "/b/in/deep/x", ""), "");
+    wait_for([&] { return sink_.has_path(root_ + "/b/in/deep"); });
+}
+
 TEST_F(InotifyTest, DeletedRootIsReported) {
     ASSERT_EQ(::unlink((root_ + "/a/f").c_str()), 0);
     for (const char* d : {"/a/sub", "/a", "/b", ""}) {

@@ -1,0 +1,56 @@
+// The seam of the change monitor: what a backend reports — dirty directories and root events.
+//
+// Backends (fanotify, inotify) turn kernel events into calls on a ChangeSink; the coalescer is a
+// ChangeSink too. Nothing here knows of the index: a directory is named by the key the client
+// registered for it, or by its path bytes when the backend had to resolve it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace wsindex::monitor {
+
+// The client's identity of an indexed directory (a row id, for the daemon).
+using DirKey = std::uint64_t;
+
+// One directory whose listing may have changed: re-list it (one level) and re-stat its entries.
+// `key` is set when the directory was registered; `path` is set when the backend knows it
+// (always for inotify; for fanotify only on the slow path that resolves unknown handles).
+struct DirChange {
+    std::optional<DirKey> key;
+    std::string path;
+
+    // Two changes name the same directory when their keys match, or (both without key) their
+    // paths do.
+    [[nodiscard]] std::string identity() const {
+        return key ? "k" + std::to_string(*key) : "p" + path;
+    }
+};
+
+enum class RootEventKind {
+    overflow,        // the kernel queue overflowed: changes were lost; rescan the root
+    root_deleted,    // the root directory itself was deleted
+    root_moved,      // the root directory itself was moved (renamed) away
+    mark_lost,       // the watch on the root's file system is gone (e.g. unmounted)
+    unresolvable,    // an event's directory could not be identified; rescan the root
+    needs_periodic,  // the backend cannot follow the whole root (watch budget); rescan it
+};
+
+[[nodiscard]] const char* to_string(RootEventKind kind);
+
+// Something that concerns a whole root, identified by the path given to add_root().
+struct RootEvent {
+    RootEventKind kind;
+    std::string root;
+    std::string detail;  // for the log: why
+};
+
+class ChangeSink {
+  public:
+    virtual ~ChangeSink() = default;
+    virtual void dir_changed(const DirChange& change) = 0;
+    virtual void root_event(const RootEvent& event) = 0;
+};
+
+}  // namespace wsindex::monitor

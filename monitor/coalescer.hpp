@@ -1,0 +1,59 @@
+// Coalescer: a ChangeSink that settles dirty directories before they are re-listed.
+//
+// A directory is due `settle` after its last change, but never later than `max_delay` after its
+// first one, so a directory written to continuously is still refreshed. Root events are not
+// delayed. Time comes from an injected clock so tests need no sleeps. Single-threaded: the
+// caller feeds it from the backend's process_available() and drains it from the same thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "monitor/change_sink.hpp"
+
+namespace wsindex::monitor {
+
+class Coalescer final : public ChangeSink {
+  public:
+    using Clock = std::chrono::steady_clock;
+    using TimePoint = Clock::time_point;
+    using NowFn = std::function<TimePoint()>;
+
+    struct Settings {
+        std::chrono::milliseconds settle{200};
+        std::chrono::milliseconds max_delay{1000};
+    };
+
+    explicit Coalescer(
+        Settings settings, NowFn now = [] { return Clock::now(); });
+
+    void dir_changed(const DirChange& change) override;
+    void root_event(const RootEvent& event) override;
+
+    // The directories due now, oldest first change first; they leave the coalescer.
+    [[nodiscard]] std::vector<DirChange> take_due();
+    // The root events received since the last call.
+    [[nodiscard]] std::vector<RootEvent> take_root_events();
+    // When the next directory becomes due (for a poll timeout); none when nothing is dirty.
+    [[nodiscard]] std::optional<TimePoint> next_due() const;
+    [[nodiscard]] std::size_t dirty_count() const { return dirty_.size(); }
+
+  private:
+    struct Dirty {
+        DirChange change;
+        TimePoint first;
+        TimePoint last;
+    };
+    [[nodiscard]] TimePoint due_at(const Dirty& d) const;
+
+    Settings settings_;
+    NowFn now_;
+    std::unordered_map<std::string, Dirty> dirty_;
+    std::vector<RootEvent> root_events_;
+};
+
+}  // namespace wsindex::monitor

@@ -1,0 +1,267 @@
+// FanotifyMonitor: group setup, marks, and the parsing of events and their info records.
+#include "monitor/fanotify_monitor.hpp"
+
+#include <fcntl.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace wsindex::monitor {
+namespace {
+
+constexpr std::uint64_t kBaseMask = FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO |
+                                    FAN_ATTRIB | FAN_MODIFY | FAN_CLOSE_WRITE | FAN_DELETE_SELF |
+                                    FAN_MOVE_SELF | FAN_ONDIR;
+constexpr unsigned kInitFlags =
+    FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK;
+constexpr unsigned kEventFlags = O_RDONLY | O_LARGEFILE | O_CLOEXEC;
+// Buffers read per process_available(): bounds the work of one call under a storm.
+constexpr int kMaxReadsPerCall = 16;
+
+bool is_name_record(unsigned type) {
+    return type == FAN_EVENT_INFO_TYPE_DFID_NAME || type == FAN_EVENT_INFO_TYPE_OLD_DFID_NAME ||
+           type == FAN_EVENT_INFO_TYPE_NEW_DFID_NAME;
+}
+
+// `path` equals `root` or lies below it.
+bool is_under(const std::string& path, const std::string& root) {
+    if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
+    return path.size() == root.size() || root == "/" || path[root.size()] == '/';
+}
+
+}  // namespace
+
+core::Status FanotifyMonitor::open() {
+    int fd = ::fanotify_init(kInitFlags | FAN_REPORT_TARGET_FID, kEventFlags);
+    if (fd < 0 && errno == EINVAL) fd = ::fanotify_init(kInitFlags, kEventFlags);  // before 5.17
+    if (fd < 0) return core::Status::from_errno(errno, "fanotify_init");
+    fan_.reset(fd);
+    return {};
+}
+
+core::Status FanotifyMonitor::add_root(const std::string& root) {
+    if (!fan_.valid()) return core::Status::from_errno(EBADF, "fanotify group not open");
+    Root r;
+    r.path = root;
+    // No fd is kept on the root: an open directory is not destroyed by rmdir until it is
+    // closed, and its FAN_DELETE_SELF would wait for that.
+    const core::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.valid()) return core::Status::from_errno(errno, "open " + root);
+    struct stat st {};
+    if (::fstat(dir.get(), &st) != 0) return core::Status::from_errno(errno, "fstat " + root);
+    r.dev = st.st_dev;
+    r.ino = st.st_ino;
+    if (auto s = handle_key_of(dir.get(), r.handle); !s) return s;
+    r.fsid = r.handle.substr(0, sizeof(__kernel_fsid_t));
+
+    const unsigned flags = FAN_MARK_ADD | FAN_MARK_FILESYSTEM;
+    if (mark_mask_ == 0) {
+        // FAN_RENAME (5.17) reports both ends of a move in one event; older kernels refuse it.
+        if (::fanotify_mark(fan_.get(), flags, kBaseMask | FAN_RENAME, AT_FDCWD, root.c_str()) ==
+            0) {
+            mark_mask_ = kBaseMask | FAN_RENAME;
+            has_rename_ = true;
+        } else if (errno != EINVAL) {
+            return core::Status::from_errno(errno, "fanotify_mark " + root);
+        }
+    }
+    if (mark_mask_ == 0) mark_mask_ = kBaseMask;
+    if (::fanotify_mark(fan_.get(), flags, mark_mask_, AT_FDCWD, root.c_str()) != 0) {
+        return core::Status::from_errno(errno, "fanotify_mark " + root);
+    }
+    roots_.push_back(std::move(r));
+    return {};
+}
+
+core::Status FanotifyMonitor::register_dir(int dirfd, DirKey key) {
+    HandleKey h;
+    if (auto s = handle_key_of(dirfd, h); !s) return s;
+    handles_[std::move(h)] = key;
+    return {};
+}
+
+core::Status FanotifyMonitor::register_path(const std::string& path, DirKey key) {
+    const core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) return core::Status::from_errno(errno, "open " + path);
+    return register_dir(fd.get(), key);
+}
+
+core::Status FanotifyMonitor::process_available() {
+    // Large enough for hundreds of events per read.
+    alignas(8) static thread_local char buf[64 * 1024];
+    for (int i = 0; i < kMaxReadsPerCall; ++i) {
+        const ssize_t n = ::read(fan_.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EAGAIN) return {};
+            if (errno == EINTR) continue;
+            return core::Status::from_errno(errno, "read fanotify");
+        }
+        // Events are only 4-byte aligned (names pad to 4), the metadata wants 8: copy each
+        // header out instead of using FAN_EVENT_OK/FAN_EVENT_NEXT on the buffer in place.
+        std::size_t off = 0;
+        const auto len = static_cast<std::size_t>(n);
+        while (len - off >= FAN_EVENT_METADATA_LEN) {
+            struct fanotify_event_metadata meta {};
+            std::memcpy(&meta, buf + off, sizeof meta);
+            if (meta.event_len < FAN_EVENT_METADATA_LEN || meta.event_len > len - off) break;
+            if (meta.vers != FANOTIFY_METADATA_VERSION) {
+                return core::Status::from_errno(EPROTO, "fanotify metadata version");
+            }
+            if (meta.fd >= 0) ::close(meta.fd);  // not in FID mode; never leak one
+            ++stats_.events;
+            handle_event(meta, buf + off + meta.metadata_len, buf + off + meta.event_len);
+            off += meta.event_len;
+        }
+    }
+    return {};
+}
+
+void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, const char* p,
+                                   const char* end) {
+    if (meta.mask & FAN_Q_OVERFLOW) {
+        ++stats_.overflows;
+        report_all(RootEventKind::overflow, "fanotify queue overflow");
+        return;
+    }
+    while (p + sizeof(struct fanotify_event_info_header) <= end) {
+        const auto* hdr = reinterpret_cast<const struct fanotify_event_info_header*>(p);
+        if (hdr->len == 0 || p + hdr->len > end) break;
+        const unsigned type = hdr->info_type;
+        if (is_name_record(type) || type == FAN_EVENT_INFO_TYPE_DFID) {
+            const auto* fid = reinterpret_cast<const struct fanotify_event_info_fid*>(p);
+            const auto* fh = reinterpret_cast<const struct file_handle*>(fid->handle);
+            const HandleKey key = make_handle_key(fid->fsid, *fh);
+            const char* name = is_name_record(type)
+                                   ? reinterpret_cast<const char*>(fh->f_handle + fh->handle_bytes)
+                                   : ".";
+            if (std::strcmp(name, ".") == 0) {
+                // The record names the object itself: a directory's self event. Only a root's
+                // matters; any other directory's removal is reported in its parent.
+                if (meta.mask & (FAN_DELETE_SELF | FAN_MOVE_SELF)) {
+                    for (auto& r : roots_) {
+                        if (r.gone || r.handle != key) continue;
+                        r.gone = true;
+                        const bool deleted = (meta.mask & FAN_DELETE_SELF) != 0;
+                        sink_.root_event(
+                            {deleted ? RootEventKind::root_deleted : RootEventKind::root_moved,
+                             r.path, deleted ? "root deleted" : "root moved"});
+                    }
+                } else {
+                    dirty_dir(key, fh);  // e.g. an attribute change of the directory itself
+                }
+            } else {
+                dirty_dir(key, fh);  // the parent directory of `name`
+            }
+        }
+        // FAN_EVENT_INFO_TYPE_FID names the child itself: re-listing its parent covers it.
+        p += hdr->len;
+    }
+}
+
+void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
+    if (auto it = handles_.find(key); it != handles_.end()) {
+        sink_.dir_changed(DirChange{it->second, {}});
+        return;
+    }
+    // Slow path: an unregistered directory. Open a root on its file system to resolve through
+    // (opened per lookup, see add_root).
+    const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
+    core::UniqueFd via;
+    bool fs_watched = false;
+    for (const auto& r : roots_) {
+        if (r.gone || r.fsid != fsid) continue;
+        fs_watched = true;
+        via.reset(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // not O_PATH: EBADF
+        if (via.valid()) break;
+    }
+    if (!fs_watched) {
+        ++stats_.outside_roots;
+        return;
+    }
+    if (!via.valid()) {
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable, "no root of the file system can be opened");
+        return;
+    }
+    // open_by_handle_at wants a writable struct; copy the record's handle.
+    const auto* fh = static_cast<const struct file_handle*>(fh_ptr);
+    std::string storage(sizeof(struct file_handle) + fh->handle_bytes, '\0');
+    std::memcpy(storage.data(), fh, storage.size());
+    const int fd =
+        ::open_by_handle_at(via.get(), reinterpret_cast<struct file_handle*>(storage.data()),
+                            O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ESTALE || errno == ENOENT) {
+            // The directory is gone; its own removal is (or was) reported in its parent.
+            ++stats_.stale_handles;
+            return;
+        }
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable,
+                  std::string("open_by_handle_at: ") + std::strerror(errno));
+        return;
+    }
+    const core::UniqueFd owned(fd);
+    char link[64];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    std::string path(4096, '\0');
+    const ssize_t n = ::readlink(link, path.data(), path.size());
+    if (n < 0 || static_cast<std::size_t>(n) >= path.size()) {
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable, "readlink of a resolved handle failed");
+        return;
+    }
+    path.resize(static_cast<std::size_t>(n));
+    ++stats_.slow_path;
+    // A directory removed after it was opened: the kernel appends " (deleted)"; it is gone.
+    constexpr std::string_view kDeleted = " (deleted)";
+    if (path.size() > kDeleted.size() &&
+        path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+        ++stats_.stale_handles;
+        return;
+    }
+    if (root_under(path) == nullptr) {
+        ++stats_.outside_roots;
+        return;
+    }
+    sink_.dir_changed(DirChange{std::nullopt, std::move(path)});
+}
+
+const FanotifyMonitor::Root* FanotifyMonitor::root_under(const std::string& path) const {
+    for (const auto& r : roots_) {
+        if (!r.gone && is_under(path, r.path)) return &r;
+    }
+    return nullptr;
+}
+
+void FanotifyMonitor::report_all(RootEventKind kind, const std::string& detail) {
+    for (const auto& r : roots_) {
+        if (!r.gone) sink_.root_event({kind, r.path, detail});
+    }
+}
+
+void FanotifyMonitor::report_fs(const std::string& fsid, RootEventKind kind,
+                                const std::string& detail) {
+    for (const auto& r : roots_) {
+        if (!r.gone && r.fsid == fsid) sink_.root_event({kind, r.path, detail});
+    }
+}
+
+void FanotifyMonitor::check_roots() {
+    for (auto& r : roots_) {
+        if (r.gone) continue;
+        struct stat st {};
+        if (::stat(r.path.c_str(), &st) != 0 || st.st_dev != r.dev || st.st_ino != r.ino) {
+            r.gone = true;
+            sink_.root_event({RootEventKind::mark_lost, r.path,
+                              "the root is no longer the directory that was marked"});
+        }
+    }
+}
+
+}  // namespace wsindex::monitor

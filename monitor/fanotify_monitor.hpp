@@ -1,0 +1,96 @@
+// FanotifyMonitor: one fanotify group with a file-system mark per watched root's file system;
+// turns events into dirty directories and root events on a ChangeSink.
+//
+// No thread of its own: the caller polls fd() for POLLIN and calls process_available(), which
+// reads a bounded number of buffers and returns (the fd stays readable if more is queued).
+// Directories are identified by their file handle. The client registers the handles of the
+// directories it knows (register_dir), so an event maps to a key with one hash lookup. An unknown
+// handle takes the slow path: open_by_handle_at on the root's file system, readlink of
+// /proc/self/fd/N, and a check that the path lies under a watched root (events outside the roots
+// are dropped there). Needs CAP_SYS_ADMIN (file-system marks) and CAP_DAC_READ_SEARCH
+// (open_by_handle_at); Linux 5.9 (FAN_REPORT_DFID_NAME), FAN_RENAME used from 5.17.
+#pragma once
+
+#include <sys/fanotify.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/unique_fd.hpp"
+#include "monitor/change_sink.hpp"
+#include "monitor/handle_key.hpp"
+
+namespace wsindex::monitor {
+
+class FanotifyMonitor {
+  public:
+    struct Stats {
+        std::uint64_t events = 0;         // event records read
+        std::uint64_t overflows = 0;      // FAN_Q_OVERFLOW seen
+        std::uint64_t slow_path = 0;      // unknown handles resolved to a path
+        std::uint64_t outside_roots = 0;  // dropped: the directory is under no root
+        std::uint64_t stale_handles = 0;  // dropped: the directory no longer exists
+        std::uint64_t unresolvable = 0;   // reported: the directory could not be identified
+    };
+
+    explicit FanotifyMonitor(ChangeSink& sink) : sink_(sink) {}
+
+    // Creates the group (FAN_REPORT_TARGET_FID where the kernel has it). EPERM without
+    // CAP_SYS_ADMIN, EINVAL on kernels before 5.9.
+    [[nodiscard]] core::Status open();
+
+    // Marks the file system holding `root` (once per file system) and remembers the root.
+    // `root` should be an absolute path without symlinks: resolved paths are compared with it.
+    [[nodiscard]] core::Status add_root(const std::string& root);
+
+    // Records the handle of the directory open at `dirfd` as `key`.
+    [[nodiscard]] core::Status register_dir(int dirfd, DirKey key);
+    [[nodiscard]] core::Status register_path(const std::string& path, DirKey key);
+    void clear_dirs() { handles_.clear(); }
+
+    // The fd to poll for POLLIN.
+    [[nodiscard]] int fd() const { return fan_.get(); }
+    // Reads what is queued (at most a bounded amount) and reports it to the sink. An error here
+    // is the monitor's failure: the caller should rescan every root and stop using it.
+    [[nodiscard]] core::Status process_available();
+
+    // Checks every root still is the directory that was marked (same device and inode); reports
+    // mark_lost for one that is not (unmounted, or replaced). fanotify has no event for that, so
+    // the caller runs this now and then.
+    void check_roots();
+
+    [[nodiscard]] bool has_rename() const { return has_rename_; }
+    [[nodiscard]] const Stats& stats() const { return stats_; }
+
+  private:
+    struct Root {
+        std::string path;
+        HandleKey handle;  // the root directory's own handle: self events
+        std::string fsid;  // raw fsid bytes: which roots an event can concern
+        dev_t dev = 0;
+        ino_t ino = 0;
+        bool gone = false;  // deleted, moved or lost: reported once
+    };
+
+    // `records` to `end`: the event's info records, in the read buffer.
+    void handle_event(const struct fanotify_event_metadata& meta, const char* records,
+                      const char* end);
+    void dirty_dir(const HandleKey& key, const void* fh);
+    void report_all(RootEventKind kind, const std::string& detail);
+    void report_fs(const std::string& fsid, RootEventKind kind, const std::string& detail);
+    [[nodiscard]] const Root* root_under(const std::string& path) const;
+
+    ChangeSink& sink_;
+    core::UniqueFd fan_;
+    bool has_rename_ = false;
+    std::uint64_t mark_mask_ = 0;
+    std::vector<Root> roots_;
+    std::unordered_map<HandleKey, DirKey> handles_;
+    Stats stats_;
+};
+
+}  // namespace wsindex::monitor

@@ -1,0 +1,179 @@
+// InotifyMonitor: watches per directory, events to dirty paths, moves, budget and overflow.
+#include "monitor/inotify_monitor.hpp"
+
+#include <dirent.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace wsindex::monitor {
+namespace {
+
+constexpr std::uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB |
+                                IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
+                                IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
+constexpr int kMaxReadsPerCall = 16;
+
+std::size_t default_budget() {
+    std::ifstream in("/proc/sys/fs/inotify/max_user_watches");
+    std::size_t limit = 8192;  // the kernel's historical default
+    in >> limit;
+    return limit / 2;
+}
+
+bool is_under(const std::string& path, const std::string& dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           path[dir.size()] == '/';
+}
+
+}  // namespace
+
+InotifyMonitor::InotifyMonitor(ChangeSink& sink, Options options)
+    : sink_(sink), max_watches_(options.max_watches ? options.max_watches : default_budget()) {}
+
+core::Status InotifyMonitor::open() {
+    fd_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!fd_.valid()) return core::Status::from_errno(errno, "inotify_init1");
+    return {};
+}
+
+core::Status InotifyMonitor::add_root(const std::string& root) {
+    if (!fd_.valid()) return core::Status::from_errno(EBADF, "inotify not open");
+    const int wd = ::inotify_add_watch(fd_.get(), root.c_str(), kMask);
+    if (wd < 0) return core::Status::from_errno(errno, "inotify_add_watch " + root);
+    const std::size_t index = roots_.size();
+    roots_.push_back(Root{root, wd, false, false});
+    watches_[wd] = Watch{root, index};
+    watch_tree(root, index);
+    return {};
+}
+
+bool InotifyMonitor::add_watch(const std::string& dir, std::size_t root) {
+    const auto over_budget = [&](const std::string& why) {
+        if (!roots_[root].over_budget) {
+            roots_[root].over_budget = true;
+            sink_.root_event({RootEventKind::needs_periodic, roots_[root].path, why});
+        }
+        return false;
+    };
+    if (watches_.size() >= max_watches_) {
+        return over_budget("inotify watch budget of " + std::to_string(max_watches_) + " reached");
+    }
+    const int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), kMask);
+    if (wd < 0) {
+        // The user's max_user_watches is spent (shared with every other inotify user).
+        if (errno == ENOSPC) return over_budget("inotify: max_user_watches reached");
+        return true;  // gone or unreadable: its parent's listing says so
+    }
+    watches_[wd] = Watch{dir, root};  // a known wd (a moved directory) gets its new path
+    return true;
+}
+
+void InotifyMonitor::watch_tree(const std::string& top, std::size_t root) {
+    std::vector<std::string> stack{top};
+    while (!stack.empty()) {
+        const std::string dir = std::move(stack.back());
+        stack.pop_back();
+        if (dir != top || top != roots_[root].path) {
+            if (!add_watch(dir, root)) return;
+        }
+        DIR* d = ::opendir(dir.c_str());
+        if (d == nullptr) continue;
+        while (const dirent* e = ::readdir(d)) {
+            if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+            // IN_ONLYDIR | IN_DONT_FOLLOW refuse anything else when d_type is unknown.
+            if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
+                stack.push_back(dir + "/" + e->d_name);
+            }
+        }
+        ::closedir(d);
+    }
+}
+
+void InotifyMonitor::forget_tree(const std::string& dir) {
+    for (auto it = watches_.begin(); it != watches_.end();) {
+        if (it->second.path == dir || is_under(it->second.path, dir)) {
+            ::inotify_rm_watch(fd_.get(), it->first);
+            it = watches_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+core::Status InotifyMonitor::process_available() {
+    alignas(struct inotify_event) static thread_local char buf[64 * 1024];
+    for (int i = 0; i < kMaxReadsPerCall; ++i) {
+        const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN) return core::Status::from_errno(errno, "read inotify");
+            break;
+        }
+        for (ssize_t off = 0; off < n;) {
+            const auto* ev = reinterpret_cast<const struct inotify_event*>(buf + off);
+            ++stats_.events;
+            handle_event(*ev);
+            off += static_cast<ssize_t>(sizeof(struct inotify_event) + ev->len);
+        }
+    }
+    // A directory moved from a watched directory with no IN_MOVED_TO in what was read: it left
+    // the roots (or its IN_MOVED_TO is in the next read; then watch_tree puts it back).
+    for (const auto& [cookie, path] : moved_from_) forget_tree(path);
+    moved_from_.clear();
+    return {};
+}
+
+void InotifyMonitor::handle_event(const struct inotify_event& ev) {
+    if (ev.mask & IN_Q_OVERFLOW) {
+        ++stats_.overflows;
+        for (const auto& r : roots_) {
+            if (!r.gone) sink_.root_event({RootEventKind::overflow, r.path, "inotify overflow"});
+        }
+        return;
+    }
+    const auto it = watches_.find(ev.wd);
+    if (it == watches_.end()) return;  // a watch removed since
+    const Watch w = it->second;
+    Root& root = roots_[w.root];
+    const bool is_root = ev.wd == root.wd;
+    if (ev.mask & IN_IGNORED) {
+        watches_.erase(ev.wd);
+        if (is_root) root_gone(w.root, RootEventKind::mark_lost, "inotify watch removed");
+        return;
+    }
+    if (ev.mask & IN_UNMOUNT) {
+        root_gone(w.root, RootEventKind::mark_lost, "file system unmounted");
+        return;
+    }
+    if (ev.mask & (IN_DELETE_SELF | IN_MOVE_SELF)) {
+        // Any other directory's removal or move is reported in its parent.
+        if (is_root) {
+            const bool deleted = (ev.mask & IN_DELETE_SELF) != 0;
+            root_gone(w.root, deleted ? RootEventKind::root_deleted : RootEventKind::root_moved,
+                      deleted ? "root deleted" : "root moved");
+        }
+        return;
+    }
+    sink_.dir_changed(DirChange{std::nullopt, w.path});
+    if (ev.len == 0 || !(ev.mask & IN_ISDIR)) return;
+    const std::string child = w.path + "/" + ev.name;
+    if (ev.mask & IN_MOVED_FROM) {
+        moved_from_[ev.cookie] = child;
+    } else if (ev.mask & (IN_CREATE | IN_MOVED_TO)) {
+        if (ev.mask & IN_MOVED_TO) moved_from_.erase(ev.cookie);
+        watch_tree(child, w.root);
+    }
+}
+
+void InotifyMonitor::root_gone(std::size_t root, RootEventKind kind, const std::string& detail) {
+    Root& r = roots_[root];
+    if (r.gone) return;
+    r.gone = true;
+    sink_.root_event({kind, r.path, detail});
+}
+
+}  // namespace wsindex::monitor

@@ -52,6 +52,14 @@ std::string render_status(const ipc::StatusReply& s) {
         out += "queued: scan " + std::to_string(q.scan_id) + " of " + scan_root(q) + "\n";
     }
     if (s.last_failed) out += render_last_failed(*s.last_failed);
+    if (s.index_rebuild) {
+        const auto& b = *s.index_rebuild;
+        out += "index rebuilt: damage found at " + format_time_ns(b.at_ns) + " (" +
+               printable(b.detail) + ")";
+        if (!b.set_aside_as.empty()) out += "; damaged file kept as " + printable(b.set_aside_as);
+        out += b.pending > 0 ? "; " + format_count(b.pending) + " rescans to go\n"
+                             : "; rescans done\n";
+    }
     if (!s.workers.empty()) {
         Table table({{"WORKER", Table::Align::Right},
                      {"TASKS", Table::Align::Right},

@@ -85,6 +85,14 @@ core::Status Daemon::start() {
         // Null until the query pool exists (the service settles once while opening).
         if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) pool->warm();
     };
+    so.on_index_replaced = [this] {
+        // A damaged index was set aside and its rebuild's scans ended: readers move over.
+        if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) {
+            pool->reopen();
+            if (options_.config.name_index) pool->refresh_names();
+            pool->warm();
+        }
+    };
     if (auto st = ScanService::open(std::move(so), &scans_); !st) {
         return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
     }

@@ -17,8 +17,10 @@ void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::
     }
 }
 
-ipc::Error storage_failure(std::string_view what, const core::Status& status) {
+ipc::Error storage_failure(HandlerContext& context, std::string_view what,
+                           const core::Status& status) {
     spdlog::error("{}: {}", what, status.to_string());
+    context.scans.report_damage(status);  // a damaged file is set aside and rebuilt
     return ipc::make_error(ipc::ErrorKind::Internal, std::string(what) + ": " + status.to_string());
 }
 

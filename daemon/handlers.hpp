@@ -48,6 +48,8 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& context);   // 
 void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job);
 
 // An internal error for a failed storage call (logged; the caller sees Internal).
-ipc::Error storage_failure(std::string_view what, const core::Status& status);
+// A failure that says the file is damaged is reported to the scan service (report_damage).
+ipc::Error storage_failure(HandlerContext& context, std::string_view what,
+                           const core::Status& status);
 
 }  // namespace wsindex::daemon

@@ -98,7 +98,7 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         // docs/protocol.md: a directory the index does not hold is NotIndexed, not "no matches".
         std::vector<storage::DirTotalsRow> dir;
         if (auto st = queries.dir_totals(query.under, 0, &dir); !st) {
-            r.fail(storage_failure("find", st));
+            r.fail(storage_failure(ctx, "find", st));
             return;
         }
         if (dir.empty()) {
@@ -145,7 +145,7 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
     });
     if (closed) return;
     if (!st) {
-        r.fail(storage_failure("find", st));
+        r.fail(storage_failure(ctx, "find", st));
         return;
     }
     if (p.limit == 0 && truncated) {
@@ -199,7 +199,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
     } else {
         std::vector<ipc::RootInfo> roots;
         if (auto st = list_roots(q.db, &roots); !st) {
-            r.fail(storage_failure("du: reading the indexed roots", st));
+            r.fail(storage_failure(ctx, "du: reading the indexed roots", st));
             return;
         }
         for (ipc::RootInfo& root : roots) paths.push_back(std::move(root.root));
@@ -226,7 +226,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             st = file_totals(queries, path, &rows);
         }
         if (!st) {
-            r.fail(storage_failure("du", st));
+            r.fail(storage_failure(ctx, "du", st));
             return;
         }
         if (rows.empty() && p.path) {
@@ -239,13 +239,13 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         // of it; anyone else gets totals over what they may see (docs/security.md).
         bool whole = false;
         if (auto st2 = sees_whole_subtree(q.db, path, view, &whole); !st2) {
-            r.fail(storage_failure("du", st2));
+            r.fail(storage_failure(ctx, "du", st2));
             return;
         }
         if (!whole) {
             if (auto st2 = visible_du_rows(q.db, path, view, p.depth, p.top, &reply.entries);
                 !st2) {
-                r.fail(storage_failure("du", st2));
+                r.fail(storage_failure(ctx, "du", st2));
                 return;
             }
             continue;
@@ -265,7 +265,7 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         ipc::ScanInfo info;
         bool found = false;
         if (auto st = get_scan(q.db, *p.scan_id, &info, &found); !st) {
-            r.fail(storage_failure("errors", st));
+            r.fail(storage_failure(ctx, "errors", st));
             return;
         }
         if (!found) {
@@ -276,12 +276,12 @@ void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         }
         reply.scan_id = *p.scan_id;
     } else if (auto st = latest_complete_scan(q.db, &reply.scan_id); !st) {
-        r.fail(storage_failure("errors", st));
+        r.fail(storage_failure(ctx, "errors", st));
         return;
     }
     std::vector<ErrorRow> rows;
     if (auto st = list_errors(q.db, p.scan_id, &rows); !st) {
-        r.fail(storage_failure("errors", st));
+        r.fail(storage_failure(ctx, "errors", st));
         return;
     }
     const PathFilter visible = make_path_filter(ctx.seams, peer);
@@ -315,7 +315,7 @@ void scans(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pee
            const ipc::ScansParams& p, ipc::Responder r) {
     ipc::ScansReply reply;
     if (auto st = list_scans(q.db, p.limit, &reply.scans); !st) {
-        r.fail(storage_failure("scans", st));
+        r.fail(storage_failure(ctx, "scans", st));
         return;
     }
     // The running scan's row holds the counts of its last commit; the live job knows more. A
@@ -336,7 +336,7 @@ void scans(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pee
     ScanRedactor redactor(q.db, view);
     for (ipc::ScanInfo& s : reply.scans) {
         if (auto st = redactor.redact(&s); !st) {
-            r.fail(storage_failure("scans", st));
+            r.fail(storage_failure(ctx, "scans", st));
             return;
         }
     }

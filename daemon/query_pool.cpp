@@ -12,6 +12,7 @@ core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::
                              std::unique_ptr<QueryPool>* out) {
     std::unique_ptr<QueryPool> pool(new QueryPool());
     pool->max_pending_ = max_pending;
+    pool->db_path_ = db_path;
     for (unsigned i = 0; i < std::max(1u, threads); ++i) {
         auto db = std::make_unique<storage::Database>();
         if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, db.get());
@@ -103,6 +104,15 @@ void warm_connection(storage::Database& db) {
 
 }  // namespace
 
+void QueryPool::reopen() {
+    {
+        std::lock_guard lock(mutex_);
+        ++open_epoch_;
+        names_.reset();  // names of the old file; refresh_names() loads the new file's
+    }
+    ready_.notify_all();
+}
+
 void QueryPool::disable_names() {
     std::lock_guard lock(mutex_);
     names_enabled_ = false;
@@ -124,12 +134,30 @@ void QueryPool::stop() {
 
 void QueryPool::main(storage::Database& db) {
     std::uint64_t warmed = 0;  // the warm_epoch_ this thread's connection last warmed up for
+    std::uint64_t opened = 0;  // the open_epoch_ this thread's connection was opened for
     for (;;) {
         Job job;
         std::shared_ptr<const storage::NameIndex> names;
         {
             std::unique_lock lock(mutex_);
-            ready_.wait(lock, [&] { return stopping_ || !jobs_.empty() || warmed != warm_epoch_; });
+            ready_.wait(lock, [&] {
+                return stopping_ || !jobs_.empty() || warmed != warm_epoch_ ||
+                       opened != open_epoch_;
+            });
+            if (!stopping_ && opened != open_epoch_) {
+                opened = open_epoch_;
+                lock.unlock();
+                storage::Database fresh;
+                if (auto st =
+                        storage::Database::open(db_path_, storage::OpenMode::read_only, &fresh);
+                    !st) {
+                    // Keep the old connection: it still answers, and the next reopen retries.
+                    spdlog::error("query connection: reopening {}: {}", db_path_, st.to_string());
+                } else {
+                    db = std::move(fresh);
+                }
+                continue;
+            }
             if (!stopping_ && warmed != warm_epoch_) {
                 warmed = warm_epoch_;
                 lock.unlock();

@@ -58,6 +58,10 @@ class QueryPool {
     void warm();
     // Any thread. Drops the name index (name_index = false in the configuration).
     void disable_names();
+    // Any thread. Each query thread opens the database path again before its next job (the
+    // file there was replaced: a damaged index set aside and rebuilt), and the name index is
+    // dropped until the next refresh_names(). Jobs already running finish on the old file.
+    void reopen();
 
     // Any thread but a query thread. Runs the jobs already queued, then joins. Idempotent.
     void stop();
@@ -66,6 +70,7 @@ class QueryPool {
     QueryPool() = default;
     void main(storage::Database& db);
 
+    std::string db_path_;
     std::vector<std::unique_ptr<storage::Database>> dbs_;  // one per thread
     std::vector<std::thread> threads_;
     std::size_t max_pending_ = 0;
@@ -77,6 +82,7 @@ class QueryPool {
     bool names_enabled_ = true;                        // guarded
     bool refresh_queued_ = false;                      // guarded: at most one reload waits
     std::uint64_t warm_epoch_ = 0;                     // guarded: bumped by warm()
+    std::uint64_t open_epoch_ = 0;                     // guarded: bumped by reopen()
     std::shared_ptr<const storage::NameIndex> names_;  // guarded
 };
 

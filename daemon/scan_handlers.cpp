@@ -70,7 +70,7 @@ void scan(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
     for (const std::string& root : roots) {
         bool shown = false;
         if (auto st = redactor.counts_visible(root, &shown); !st) {
-            r.fail(storage_failure("scan", st));
+            r.fail(storage_failure(ctx, "scan", st));
             return;
         }
         counts_visible.push_back(shown);
@@ -168,11 +168,20 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         s.queue_depth = pool.queue_depth;
     }
     for (const auto& job : snap.queued) s.queued.push_back(job->info());
+    if (std::optional<IndexRebuild> rebuild = ctx.scans.last_rebuild()) {
+        ipc::IndexRebuildInfo info;
+        info.at_ns = rebuild->at_ns;
+        info.detail = rebuild->detail;
+        info.pending = rebuild->pending;
+        // The index's location is the operators' business, like the scans they control.
+        if (may_control(ctx.seams, peer)) info.set_aside_as = rebuild->set_aside_as;
+        s.index_rebuild = std::move(info);
+    }
     std::vector<ipc::RootInfo> roots;
     core::Status st = list_roots(q.db, &roots);
     if (st) st = last_failed_scan(q.db, snap, &s.last_failed);
     if (!st) {
-        r.fail(storage_failure("status: reading the index", st));
+        r.fail(storage_failure(ctx, "status: reading the index", st));
         return;
     }
 
@@ -189,7 +198,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         if (keep) s.roots.push_back(std::move(root));
     }
     if (!st) {
-        r.fail(storage_failure("status: visibility of the scanned roots", st));
+        r.fail(storage_failure(ctx, "status: visibility of the scanned roots", st));
         return;
     }
     r.reply(ipc::to_json(s));

@@ -20,7 +20,7 @@
 
 namespace wsindex::daemon {
 
-enum class ScanOrigin { Client, Schedule };
+enum class ScanOrigin { Client, Schedule, Rebuild };  // Rebuild: a damaged index set aside
 
 class ScanJob {
   public:

@@ -49,11 +49,8 @@ ScanService::ScanService(ScanServiceOptions options) : options_(std::move(option
 
 core::Status ScanService::open(ScanServiceOptions options, std::unique_ptr<ScanService>* out) {
     std::unique_ptr<ScanService> service(new ScanService(std::move(options)));
-    if (auto st = storage::BatchWriter::open(service->options_.db_path, service->options_.writer,
-                                             &service->writer_);
-        !st) {
-        return st;
-    }
+    // A damaged file is set aside here and rebuilt by the scans queued below.
+    if (auto st = service->open_writer(); !st) return st;
     // Before the thread starts: the writer's connection is still ours to use here.
     if (auto st = load_last_done(service->writer_->writer().database(), &service->last_done_ns_);
         !st) {
@@ -62,6 +59,7 @@ core::Status ScanService::open(ScanServiceOptions options, std::unique_ptr<ScanS
     {
         std::lock_guard lock(service->mutex_);
         service->rebuild_due_locked();
+        service->queue_rebuild_locked();
     }
     service->settle();
     service->thread_ = std::thread([s = service.get()] { s->main(); });
@@ -114,6 +112,7 @@ ipc::Result<std::vector<std::shared_ptr<const ScanJob>>> ScanService::cancel(
     std::optional<std::uint64_t> scan_id, bool queued_too) {
     std::vector<std::shared_ptr<const ScanJob>> cancelled;
     std::vector<std::shared_ptr<ScanJob>> dropped;
+    bool replaced = false;  // a dropped job was the last of a rebuild
     {
         std::lock_guard lock(mutex_);
         if (scan_id && (!running_ || running_->scan_id() != static_cast<std::int64_t>(*scan_id))) {
@@ -128,8 +127,10 @@ ipc::Result<std::vector<std::shared_ptr<const ScanJob>>> ScanService::cancel(
         if (queued_too) {
             dropped.assign(queue_.begin(), queue_.end());
             queue_.clear();
+            for (const auto& job : dropped) replaced = rebuild_job_ended_locked(*job) || replaced;
         }
     }
+    if (replaced && options_.on_index_replaced) options_.on_index_replaced();
     for (const auto& job : dropped) {
         job->finish(ipc::ScanState::Cancelled, "cancelled while queued");
         cancelled.push_back(job);
@@ -297,6 +298,13 @@ void ScanService::main() {
     std::unique_lock lock(mutex_);
     for (;;) {
         if (stopping_) break;
+        if (damage_reported_) {
+            lock.unlock();
+            handle_reported_damage();
+            lock.lock();
+            damage_reported_ = false;  // after the check: reports meanwhile were about this file
+            continue;
+        }
         queue_due_roots(lock);
         if (stopping_) break;
         if (queue_.empty()) {
@@ -320,10 +328,12 @@ void ScanService::main() {
         ended_.push_back(job);
         if (ended_.size() > kEndedKept) ended_.pop_front();
         reschedule_locked(job->root(), outcome.state == ipc::ScanState::Done);
+        const bool replaced = rebuild_job_ended_locked(*job);
         lock.unlock();
         log_outcome(*job);
         notify(*job);
         idle_.notify_all();
+        if (replaced && options_.on_index_replaced) options_.on_index_replaced();
         // After the waiters were told: the checkpoint writes the whole log once more.
         settle();
         lock.lock();
@@ -353,6 +363,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     if (options_.before_begin) options_.before_begin(*job);
 
     if (auto st = writer_->begin(job->root()); !st) {
+        report_damage(st);
         return Outcome{ipc::ScanState::Failed, st.to_string()};
     }
     job->set_scan_id(writer_->scan_id());
@@ -382,6 +393,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     std::string error;
     if (walked) {
         if (auto st = writer_->finish(); !st) {
+            report_damage(st);
             state = ipc::ScanState::Failed;
             error = st.to_string();
         }
@@ -391,6 +403,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
         // abort() returns what ended the scan: the walk's error, or the writer's if it failed
         // first (then the walk only stopped because consume() failed).
         const core::Status ended = writer_->abort(walked, cancelled);
+        report_damage(ended ? walked : ended);
         state = cancelled ? ipc::ScanState::Cancelled : ipc::ScanState::Failed;
         error = cancelled ? "cancelled" : (ended ? walked : ended).to_string();
     }

@@ -39,6 +39,7 @@
 #include "daemon/scan_job.hpp"
 #include "ipc/result.hpp"
 #include "storage/batch_writer.hpp"
+#include "storage/index_damage.hpp"
 
 namespace wsindex::daemon {
 
@@ -56,6 +57,16 @@ struct ScanSettings {
     std::vector<ScheduledRoot> roots;
 };
 
+// A damaged index file that was set aside and is being (or was) rebuilt by rescanning its roots
+// (docs/reliability.md, "A damaged index").
+struct IndexRebuild {
+    std::int64_t at_ns = 0;          // wall clock: when the damage was found
+    std::string set_aside_as;        // the damaged file's new name
+    std::string detail;              // what SQLite reported
+    std::vector<std::string> roots;  // roots queued for the rebuild (configured roots come too)
+    std::size_t pending = 0;         // of those, scans that have not ended yet
+};
+
 struct ScanServiceOptions {
     std::string db_path;
     ScanSettings settings;
@@ -71,6 +82,9 @@ struct ScanServiceOptions {
     // Called on the scan thread after each job ended and its log was checkpointed into the
     // database (and once at start-up): the moment readers can warm up. Must not block.
     std::function<void()> on_settled;
+    // Called on the scan thread once the scans of a rebuilt index (a damaged file set aside at
+    // run time) have ended: the moment readers should open the new file. Must not block.
+    std::function<void()> on_index_replaced;
     // Test seams, on the scan thread: once the job runs but before its scan row (and id)
     // exists, before the walk starts, and after each batch was counted.
     std::function<void(const ScanJob&)> before_begin;
@@ -106,6 +120,13 @@ class ScanService {
     ipc::Result<std::vector<std::shared_ptr<const ScanJob>>> cancel(
         std::optional<std::uint64_t> scan_id, bool queued_too);
 
+    // Any thread. A storage call failed with `failure`; if it says the file is damaged
+    // (storage::is_damage), the scan thread checks the file and, when the check confirms it,
+    // sets it aside and rebuilds the index. Cheap; repeated reports coalesce.
+    void report_damage(const core::Status& failure);
+    // Any thread. The last rebuild of a damaged index by this process, if any.
+    [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
+
     // Any thread.
     [[nodiscard]] ScanSnapshot snapshot() const;
     // Any thread. Takes effect for the next scan (the running one keeps its settings).
@@ -137,6 +158,14 @@ class ScanService {
     void rebuild_due_locked();
     void reschedule_locked(const std::string& root, bool completed);
     void notify(const ScanJob& job) const;
+    // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
+    core::Status open_writer();
+    core::Status set_aside(const storage::IndexCheck& check);
+    void handle_reported_damage();
+    // mutex_ held: queues the rebuild's roots (skipping roots below another one).
+    std::vector<std::shared_ptr<ScanJob>> queue_rebuild_locked();
+    // mutex_ held: a job ended or was dropped; true when it was the rebuild's last.
+    bool rebuild_job_ended_locked(const ScanJob& job);
     std::shared_ptr<ScanJob> enqueue_locked(std::string root, ScanOrigin origin, bool* added);
 
     ScanServiceOptions options_;  // settings guarded by mutex_; the rest immutable after open
@@ -160,6 +189,8 @@ class ScanService {
     std::map<std::string, std::int64_t> last_done_ns_;
     std::deque<std::shared_ptr<const ScanJob>> ended_;  // guarded; at most kEndedKept
     static constexpr std::size_t kEndedKept = 16;
+    bool damage_reported_ = false;         // guarded: report_damage() was called
+    std::optional<IndexRebuild> rebuild_;  // guarded
     std::thread thread_;
 };
 

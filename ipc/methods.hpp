@@ -107,6 +107,15 @@ struct RootInfo {
     // Roots the caller cannot see at all are left out of the reply.
     bool counts_hidden = false;
 };
+// A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
+struct IndexRebuildInfo {
+    std::int64_t at_ns = 0;     // when the damage was found (wall clock)
+    std::string detail;         // what SQLite reported (display text)
+    std::string set_aside_as;   // the damaged file's new name (bytes); empty for callers who
+                                // may not control scans
+    std::uint64_t pending = 0;  // rebuild scans not ended yet (0: the new index is complete)
+};
+
 struct StatusReply {
     std::string server_version;
     std::int64_t pid = 0;
@@ -119,6 +128,8 @@ struct StatusReply {
     // The newest scan that ended failed or cancelled (interrupted counts as failed), with its
     // reason in `error`; absent when there is none. Redacted like every ScanInfo.
     std::optional<ScanInfo> last_failed;
+    // The last rebuild of a damaged index by this daemon process; absent when there was none.
+    std::optional<IndexRebuildInfo> index_rebuild;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------
@@ -217,6 +228,7 @@ nlohmann::json to_json(const ScanParams& v);
 nlohmann::json to_json(const ScanReply& v);
 nlohmann::json to_json(const PoolWorkerStatus& v);
 nlohmann::json to_json(const RootInfo& v);
+nlohmann::json to_json(const IndexRebuildInfo& v);
 nlohmann::json to_json(const StatusReply& v);
 nlohmann::json to_json(const CancelParams& v);
 nlohmann::json to_json(const CancelReply& v);

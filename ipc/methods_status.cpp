@@ -61,6 +61,12 @@ json to_json(const RootInfo& v) {
     return out;
 }
 
+json to_json(const IndexRebuildInfo& v) {
+    json out{{"at_ns", v.at_ns}, {"detail", display_bytes(v.detail)}, {"pending", v.pending}};
+    if (!v.set_aside_as.empty()) out["set_aside_as"] = encode_bytes(v.set_aside_as);
+    return out;
+}
+
 json to_json(const StatusReply& v) {
     return json{{"server_version", v.server_version},
                 {"pid", v.pid},
@@ -70,7 +76,8 @@ json to_json(const StatusReply& v) {
                 {"queue_depth", v.queue_depth},
                 {"workers", list_to_json(v.workers)},
                 {"roots", list_to_json(v.roots)},
-                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)}};
+                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
+                {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)}};
 }
 
 template <>
@@ -96,6 +103,23 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
         out.queue_depth = r.uint64("queue_depth", 0);
         out.workers = read_objects<PoolWorkerStatus>(r, "workers");
         out.roots = read_objects<RootInfo>(r, "roots");
+        if (const json* raw = r.raw("index_rebuild"); raw != nullptr) {
+            if (!raw->is_object()) {
+                r.fail_field("index_rebuild", "must be an object or null");
+                return;
+            }
+            FieldReader sub(*raw, "index_rebuild.");
+            IndexRebuildInfo info;
+            info.at_ns = sub.int64("at_ns", 0);
+            info.detail = sub.text("detail");
+            info.set_aside_as = sub.bytes_or("set_aside_as", {});
+            info.pending = sub.uint64("pending", 0);
+            if (auto error = sub.take_error()) {
+                r.fail(std::move(*error));
+                return;
+            }
+            out.index_rebuild = std::move(info);
+        }
     });
 }
 

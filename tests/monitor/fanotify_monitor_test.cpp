@@ -19,16 +19,11 @@ namespace {
 
 using test::RecordingSink;
 
-class FanotifyTest : public ::testing::Test {
+class FanotifyTest : public test::MonitorTest<FanotifyMonitor> {
   protected:
     void SetUp() override {
-        fs_ = std::make_unique<test::PrivateTmpfs>();
-        if (!fs_->error().empty()) {
-            if (test::in_ci()) FAIL() << fs_->error();
-            GTEST_SKIP() << fs_->error();
-        }
-        root_ = fs_->path() + "/root";
-        ASSERT_EQ(::mkdir(root_.c_str(), 0755), 0);
+        MonitorTest::SetUp();
+        if (HasFatalFailure() || IsSkipped()) return;
         ASSERT_EQ(::mkdir((root_ + "/a").c_str(), 0755), 0);
         ASSERT_EQ(::mkdir((root_ + "/b").c_str(), 0755), 0);
         ASSERT_EQ(test::write_file(root_ + "/a/f", "x"), "");
@@ -39,8 +34,8 @@ class FanotifyTest : public ::testing::Test {
     void start() {
         mon_ = std::make_unique<FanotifyMonitor>(sink_);
         if (auto s = mon_->open(); !s) {
-            if (test::in_ci() || s.code().value() != EPERM) FAIL() << s.to_string();
-            GTEST_SKIP() << s.to_string();
+            if (s.code().value() != EPERM) FAIL() << s.to_string();
+            WSINDEX_SKIP_OR_FAIL_IN_CI() << s.to_string();
         }
         ASSERT_TRUE(mon_->add_root(root_)) << "add_root";
         ASSERT_TRUE(mon_->register_path(root_, kRoot));
@@ -48,19 +43,7 @@ class FanotifyTest : public ::testing::Test {
         ASSERT_TRUE(mon_->register_path(root_ + "/b", kB));
     }
 
-    void wait_for(const std::function<bool()>& done) {
-        std::string error;
-        const bool ok = test::wait_until(
-            mon_->fd(), [this] { return mon_->process_available(); }, done, error);
-        ASSERT_TRUE(ok) << error << " (" << sink_.dirs.size() << " dir changes, "
-                        << sink_.roots.size() << " root events)";
-    }
-
     static constexpr DirKey kRoot = 1, kA = 2, kB = 3;
-    std::unique_ptr<test::PrivateTmpfs> fs_;
-    std::string root_;
-    RecordingSink sink_;
-    std::unique_ptr<FanotifyMonitor> mon_;
 };
 
 TEST_F(FanotifyTest, CreateMarksTheParent) {

@@ -109,11 +109,6 @@ SysctlOverride::~SysctlOverride() {
     out << old_ << '\n';
 }
 
-bool in_ci() {
-    const char* ci = std::getenv("CI");
-    return ci != nullptr && std::string(ci) == "true";
-}
-
 std::string write_file(const std::string& path, const std::string& data) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return "open " + path + ": " + std::strerror(errno);

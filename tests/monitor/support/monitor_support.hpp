@@ -1,13 +1,18 @@
 // Test support for the monitor: a private tmpfs, a recording sink, bounded polling.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.hpp"
 #include "monitor/change_sink.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::monitor::test {
 
@@ -66,10 +71,35 @@ class SysctlOverride {
     bool ok_ = false;
 };
 
-// Whether a missing prerequisite must fail the test (CI=true) rather than skip it.
-[[nodiscard]] bool in_ci();
-
 // Small file helpers that report failure as a message (empty on success).
 std::string write_file(const std::string& path, const std::string& data);
+
+// What the backend tests share: a private tmpfs holding `root_` (made by SetUp), a recording
+// sink, the monitor under test, and a bounded wait for what it reports. Monitor: a backend with
+// fd() and process_available().
+template <class Monitor>
+class MonitorTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        fs_ = std::make_unique<PrivateTmpfs>();
+        if (!fs_->error().empty()) WSINDEX_SKIP_OR_FAIL_IN_CI() << fs_->error();
+        root_ = fs_->path() + "/root";
+        ASSERT_EQ(::mkdir(root_.c_str(), 0755), 0);
+    }
+
+    // Processes events until `done` holds; fails the test after the wait's deadline.
+    void wait_for(const std::function<bool()>& done) {
+        std::string error;
+        const bool ok = wait_until(
+            mon_->fd(), [this] { return mon_->process_available(); }, done, error);
+        ASSERT_TRUE(ok) << error << " (" << sink_.dirs.size() << " dir changes, "
+                        << sink_.roots.size() << " root events)";
+    }
+
+    std::unique_ptr<PrivateTmpfs> fs_;
+    std::string root_;
+    RecordingSink sink_;
+    std::unique_ptr<Monitor> mon_;
+};
 
 }  // namespace wsindex::monitor::test

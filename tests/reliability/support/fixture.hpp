@@ -42,23 +42,7 @@ class DaemonFixture : public EndToEnd {
     // Status's running scan once it has a scan id (its row is in the database), polled with a
     // deadline; nullopt if none showed up (the scan may have ended first).
     std::optional<nlohmann::json> wait_running(std::chrono::seconds deadline_after) {
-        const auto deadline = std::chrono::steady_clock::now() + deadline_after;
-        while (std::chrono::steady_clock::now() < deadline) {
-            auto status = call(ipc::method::kStatus, nlohmann::json::object());
-            if (!status) {
-                ADD_FAILURE() << "status failed: " << status.error().to_string();
-                return std::nullopt;
-            }
-            const auto& running = status.value()["running"];
-            if (running.is_object() && running.value("scan_id", 0) > 0) return running;
-            if (status.value()["queued"].empty() && !running.is_object()) {
-                return std::nullopt;  // nothing running or queued: it is over
-            }
-            // The poll period of a liveness poll (not a guess at a duration): keeps the poll
-            // from taking a core away from the scan it waits for.
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        }
-        return std::nullopt;
+        return poll_running([](const nlohmann::json&) { return true; }, deadline_after, nullptr);
     }
 
     // Status's running scan once it is counted at least `entries` entries and is still running
@@ -67,26 +51,18 @@ class DaemonFixture : public EndToEnd {
     // `deadline_after` (failures).
     std::optional<nlohmann::json> wait_progress(std::uint64_t entries,
                                                 std::chrono::seconds deadline_after) {
-        const auto deadline = std::chrono::steady_clock::now() + deadline_after;
-        while (std::chrono::steady_clock::now() < deadline) {
-            auto status = call(ipc::method::kStatus, nlohmann::json::object());
-            if (!status) {
-                ADD_FAILURE() << "status failed: " << status.error().to_string();
-                return std::nullopt;
-            }
-            const auto& running = status.value()["running"];
-            if (running.is_object() && running.value("scan_id", 0) > 0 &&
-                running.value("state", "") == "running" &&
-                running.value("entries", std::uint64_t{0}) >= entries) {
-                return running;
-            }
-            if (status.value()["queued"].empty() && !running.is_object()) return std::nullopt;
-            // As in wait_running: a liveness poll's period, so the poll leaves the scan a core.
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        bool timed_out = false;
+        auto running = poll_running(
+            [entries](const nlohmann::json& r) {
+                return r.value("state", "") == "running" &&
+                       r.value("entries", std::uint64_t{0}) >= entries;
+            },
+            deadline_after, &timed_out);
+        if (timed_out) {
+            ADD_FAILURE() << "the scan neither reached " << entries << " entries nor ended in "
+                          << deadline_after.count() << " s";
         }
-        ADD_FAILURE() << "the scan neither reached " << entries << " entries nor ended in "
-                      << deadline_after.count() << " s";
-        return std::nullopt;
+        return running;
     }
 
     // Starts a scan of `root` without waiting.
@@ -97,6 +73,32 @@ class DaemonFixture : public EndToEnd {
 
     // `wsctl scans --json`'s scans array, newest first.
     nlohmann::json scans() { return json_of({"scans"})["scans"]; }
+
+  private:
+    // Polls status until its running scan has a scan id and satisfies `wanted` (returned), or
+    // nothing runs or waits any more (nullopt), or the deadline passed (nullopt, *timed_out).
+    template <class Wanted>
+    std::optional<nlohmann::json> poll_running(Wanted wanted, std::chrono::seconds deadline_after,
+                                               bool* timed_out) {
+        const auto deadline = std::chrono::steady_clock::now() + deadline_after;
+        while (std::chrono::steady_clock::now() < deadline) {
+            auto status = call(ipc::method::kStatus, nlohmann::json::object());
+            if (!status) {
+                ADD_FAILURE() << "status failed: " << status.error().to_string();
+                return std::nullopt;
+            }
+            const auto& running = status.value()["running"];
+            if (running.is_object() && running.value("scan_id", 0) > 0 && wanted(running)) {
+                return running;
+            }
+            if (status.value()["queued"].empty() && !running.is_object()) return std::nullopt;
+            // The period of a liveness poll (not a guess at a duration): keeps the poll from
+            // taking a core away from the scan it waits for.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        if (timed_out != nullptr) *timed_out = true;
+        return std::nullopt;
+    }
 };
 
 }  // namespace wsindex::reliability::test

@@ -212,7 +212,8 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     root_fd.reset();
     cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
-    if (!status && options.cancel.cancelled()) return canceled_status();
+    // The pool's first error wins, whatever came after it: a fatal error followed by a cancel
+    // is that error, not "cancelled".
     return status;
 }
 

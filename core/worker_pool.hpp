@@ -188,25 +188,28 @@ class WorkerPool {
     }
 
     // The thread that submitted. Feeds every result batch to `consume` (on this thread) until the
-    // run is done: no work is left anywhere and no task runs. Returns the first task or consumer
-    // error, else Status(operation_canceled) after request_stop(), else ok. Reusable afterwards.
+    // run is done: no work is left anywhere and no task runs. After a stop (an error, a consumer
+    // failure or request_stop()) batches still queued are dropped, not consumed: stop means
+    // stop. Returns the first task or consumer error, else Status(operation_canceled) after
+    // request_stop(), else ok. Reusable afterwards.
     Status wait(const Consumer& consume) {
-        bool consumer_failed = false;
         std::unique_lock lock(hub_);
         for (;;) {
             consumer_cv_.wait(lock, [&] { return !ready_.empty() || run_done_; });
             if (ready_.empty()) break;  // done and drained
             std::vector<Result> batch = std::move(ready_.front());
             ready_.pop_front();
+            // stopping_ is set under hub_, which we hold: a batch taken after a stop is dropped.
+            // Producers never wait for room after a stop, so dropping needs no notify.
+            if (stopping_.load(std::memory_order_relaxed)) {
+                batch.clear();
+                spare_.push_back(std::move(batch));
+                continue;
+            }
             lock.unlock();
             producer_cv_.notify_one();
-            if (!consumer_failed) {
-                Status status = call_guarded([&] { return consume(std::span<Result>(batch)); });
-                if (!status) {
-                    fail(std::move(status));
-                    consumer_failed = true;  // keep draining so no producer stays blocked
-                }
-            }
+            Status status = call_guarded([&] { return consume(std::span<Result>(batch)); });
+            if (!status) fail(std::move(status));  // stops the run: later batches are dropped
             batch.clear();
             lock.lock();
             spare_.push_back(std::move(batch));

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -223,6 +225,74 @@ TEST(WorkerPool, RequestStopFromAnotherThread) {
     });
     canceller.join();
     EXPECT_EQ(st.code(), std::make_error_code(std::errc::operation_canceled));
+}
+
+// A one-shot event with a bounded wait: a test that waits for it fails instead of hanging.
+class Signal {
+  public:
+    void set() {
+        {
+            std::lock_guard lock(mutex_);
+            set_ = true;
+        }
+        cv_.notify_all();
+    }
+    [[nodiscard]] bool wait_for(std::chrono::seconds limit) {
+        std::unique_lock lock(mutex_);
+        return cv_.wait_for(lock, limit, [&] { return set_; });
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool set_ = false;
+};
+
+// Stop means stop: after a stop, batches already queued for the consumer are dropped, not
+// consumed. One task hands over a one-result batch, waits until the consumer holds it, then
+// queues 7 more; the consumer, at its first batch, waits until the stop has happened (a cancel
+// it makes itself, or the task's error recorded), and must not be called again.
+TEST(WorkerPool, QueuedBatchesAreDroppedAfterAStop) {
+    constexpr int kBatches = 8;
+    for (const bool by_error : {false, true}) {
+        SCOPED_TRACE(by_error ? "task error" : "request_stop");
+        std::atomic<bool> task_returned{false};
+        Signal consuming;  // the consumer holds the first batch
+        Signal stopped;
+        PoolOptions opt;
+        opt.workers = 1;
+        opt.result_batch = 1;
+        opt.queued_batches = 4 * kBatches;  // room for every batch: the task never blocks
+        // After the task returned, the worker's next search starts only after run() recorded
+        // the task's error (fail()).
+        opt.on_transition = [&](unsigned, PoolEvent event) {
+            if (event == PoolEvent::StartSearch && task_returned.load()) stopped.set();
+        };
+        PrimePool pool(opt, [&](PrimeRange&, PrimePool::Context& ctx) -> Status {
+            ctx.emit(1);
+            EXPECT_TRUE(consuming.wait_for(std::chrono::seconds(30)));
+            for (int i = 1; i < kBatches; ++i) ctx.emit(1);
+            task_returned.store(true);
+            return by_error ? Status::from_errno(EIO, "task failed") : Status::ok();
+        });
+        int calls = 0;
+        pool.submit({0, 1});
+        const Status st = pool.wait([&](std::span<std::uint64_t>) {
+            if (++calls == 1) {
+                consuming.set();
+                // Once the task returned, every batch is queued (the queue has room).
+                EXPECT_TRUE(stopped.wait_for(std::chrono::seconds(30)));
+                if (!by_error) pool.request_stop();
+            }
+            return Status::ok();
+        });
+        EXPECT_EQ(calls, 1) << "batches consumed after the stop";
+        if (by_error) {
+            EXPECT_EQ(st.code(), std::error_code(EIO, std::generic_category()));
+        } else {
+            EXPECT_EQ(st.code(), std::make_error_code(std::errc::operation_canceled));
+        }
+    }
 }
 
 // Termination under injected delays at every idle/active transition: workers go idle and come

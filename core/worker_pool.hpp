@@ -424,8 +424,9 @@ class WorkerPool {
     }
 
     // After a push: wake a parked worker, but only if nobody is searching (a searcher will find
-    // the item). The fence pairs with the fence in EventCount::prepare_wait: either the parking
-    // worker's re-check sees our push, or we see it registered (store-buffering argument).
+    // the item; the argument, W1-W3, is beside searching_). The fence pairs with the fence in
+    // EventCount::prepare_wait: either the parking worker's re-check sees our push, or we see it
+    // registered (store-buffering argument).
     void wake_for_new_work() {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (parker_.waiters() == 0) return;
@@ -508,11 +509,26 @@ class WorkerPool {
     std::vector<std::unique_ptr<Worker>> workers_;
     Cache cache_;
 
-    alignas(kCacheLine) std::atomic<unsigned> active_{0};     // see "Termination"
-    alignas(kCacheLine) std::atomic<unsigned> searching_{0};  // workers looking for work
-    alignas(kCacheLine) std::atomic<bool> stopping_{false};   // run failed or cancelled
-    std::atomic<bool> shutdown_{false};                       // destructor running
-    std::atomic<std::size_t> injected_{0};                    // injector_.size(), for peeking
+    alignas(kCacheLine) std::atomic<unsigned> active_{0};  // see "Termination"
+    // Workers looking for work. wake_for_new_work() skips its notify while this is non-zero;
+    // why that loses no wake-up (the pusher P pushed item X, then skipped because it read
+    // searching_ > 0 after its seq_cst fence):
+    //   W1. No item is ever stranded by a skipped notify: X sits in P's own deque, and P is
+    //       active (T2), so P pops X itself before it can go idle (T1). The filter can only cost
+    //       parallelism, never progress.
+    //   W2. Nor is parallelism lost to a sleeper: P's read of searching_ saw a value from before
+    //       the searcher S's decrement (a seq_cst RMW), so P's fence precedes that decrement in
+    //       the single total order, and hence precedes the fence in S's later prepare_wait().
+    //       Two seq_cst fences so ordered make S's re-check (work_visible(), after its fence)
+    //       see P's push (before P's fence): S cancels its wait and searches again instead of
+    //       sleeping beside X. If S instead found other work and was the last searcher, it
+    //       wakes a sleeper on its way out (find_work), which searches in turn.
+    //   W3. A searcher that stays in its spin loop finds X in its next round (search_once
+    //       tries every deque), unless someone took X first, and then X is not waiting.
+    alignas(kCacheLine) std::atomic<unsigned> searching_{0};
+    alignas(kCacheLine) std::atomic<bool> stopping_{false};  // run failed or cancelled
+    std::atomic<bool> shutdown_{false};                      // destructor running
+    std::atomic<std::size_t> injected_{0};                   // injector_.size(), for peeking
     EventCount parker_;
 
     // The hub: injector, result queue, run state. Taken per batch or per submit, never per item.

@@ -59,6 +59,13 @@ struct SweepParams {
     std::uint64_t threshold;
 };
 
+// Nodes of the tree bisect(threshold) makes over `r`: the number of tasks it runs.
+std::uint64_t bisection_nodes(PrimeRange r, std::uint64_t threshold) {
+    if (r.is_leaf(threshold)) return 1;
+    auto [left, right] = r.split();
+    return 1 + bisection_nodes(left, threshold) + bisection_nodes(right, threshold);
+}
+
 class PoolPrimeSweep : public ::testing::TestWithParam<SweepParams> {};
 
 TEST_P(PoolPrimeSweep, CountEqualsSequential) {
@@ -76,8 +83,9 @@ TEST_P(PoolPrimeSweep, CountEqualsSequential) {
     }
     std::uint64_t tasks = 0;
     for (const auto& s : pool.stats()) tasks += s.tasks_run;
-    // A bisection tree over kHi numbers with leaves <= threshold: every node ran exactly once.
-    EXPECT_GE(tasks, 3 * ((kHi + threshold - 1) / std::max<std::uint64_t>(threshold, 1)));
+    // The bisection tree over kHi numbers with leaves <= threshold: every node ran exactly once
+    // in each of the 3 runs.
+    EXPECT_EQ(tasks, 3 * bisection_nodes({0, kHi}, threshold));
 }
 
 std::vector<SweepParams> sweep() {

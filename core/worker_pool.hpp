@@ -267,14 +267,18 @@ class WorkerPool {
 
     struct alignas(kCacheLine) Worker {
         Worker(unsigned i, std::size_t capacity, std::size_t batch)
-            : index(i), deque(capacity), rng(0x9E3779B97F4A7C15ull * (i + 1)) {
+            : index(i),
+              deque(capacity),
+              stealer(deque.stealer()),
+              rng(0x9E3779B97F4A7C15ull * (i + 1)) {
             results.reserve(batch);
         }
         const unsigned index;
-        ChaseLevDeque<Node*> deque;
-        typename Cache::Local nodes;  // owner only
-        std::vector<Result> results;  // owner only: the batch being filled
-        std::uint64_t rng;            // owner only: victim selection
+        DequeOwner<Node*> deque;            // owner only: this worker (T2)
+        const DequeStealer<Node*> stealer;  // any thread: the other workers steal through it
+        typename Cache::Local nodes;        // owner only
+        std::vector<Result> results;        // owner only: the batch being filled
+        std::uint64_t rng;                  // owner only: victim selection
         Counters counters;
         std::thread thread;
     };
@@ -378,7 +382,7 @@ class WorkerPool {
             if (victim == me.index) continue;
             Counters::bump(me.counters.steal_attempts);
             Stolen<Node*> s =
-                workers_[victim]->deque.steal_batch(me.deque, options_.steal_batch_max);
+                workers_[victim]->stealer.steal_batch(me.deque, options_.steal_batch_max);
             if (s.success()) {
                 Counters::bump(me.counters.steals);
                 Counters::bump(me.counters.items_stolen, s.count);
@@ -418,7 +422,7 @@ class WorkerPool {
     [[nodiscard]] bool work_visible() const {
         if (injected_.load(std::memory_order_relaxed) > 0) return true;
         for (const auto& w : workers_) {
-            if (!w->deque.empty_estimate()) return true;
+            if (!w->stealer.empty_estimate()) return true;
         }
         return false;
     }

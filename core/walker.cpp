@@ -202,13 +202,13 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     pool.submit(std::move(item));
     // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
     if (cancelled()) pool.request_stop();
-    Status status = pool.wait([&](std::span<WalkResult> batch) {
+    Status status = pool.consume_until_done([&](std::span<WalkResult> batch) {
         Status s = consume(batch);
         if (s) recycler.give(batch);
         return s;
     });
     recycler.clear();
-    for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: wait() returned
+    for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: the run is done
     root_fd.reset();
     cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
@@ -440,7 +440,7 @@ void Walker::cancel() {
 
 unsigned Walker::workers() const { return impl_->pool.size(); }
 
-std::vector<WorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
+std::vector<PoolWorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
 
 std::size_t Walker::ready_batches() const { return impl_->pool.ready_batches(); }
 

@@ -52,7 +52,7 @@
 
 namespace wsindex::core {
 
-struct WorkerStats;  // core/worker_pool.hpp
+struct PoolWorkerStats;  // core/worker_pool.hpp
 
 // A cancellation flag that can be shared with whoever may cancel (e.g. the daemon's IPC thread).
 class CancelToken {
@@ -128,7 +128,7 @@ class Walker {
     [[nodiscard]] WalkStats stats() const;
     // Any thread, also during run() (the daemon's live status): each worker's pool counters
     // (relaxed snapshots) and the result batches waiting for the consumer.
-    [[nodiscard]] std::vector<WorkerStats> worker_stats() const;
+    [[nodiscard]] std::vector<PoolWorkerStats> worker_stats() const;
     [[nodiscard]] std::size_t ready_batches() const;
 
   private:

@@ -5,9 +5,10 @@
 // Tasks. A task receives its item and a Context. It may `spawn` children (pushed onto the calling
 // worker's own deque, run LIFO by that worker, stolen FIFO by others), `emit` results, and returns
 // a Status. A non-ok Status is fatal: the first one wins, every worker stops starting tasks
-// (remaining items are discarded, not run), and wait() returns it. Recoverable per-item failures
-// are results, not errors. Departure from the seed: the seed's task returned one result; here a
-// task emits any number (a directory task emits one result per entry), which includes "one".
+// (remaining items are discarded, not run), and consume_until_done() returns it. Recoverable
+// per-item failures are results, not errors. Departure from the seed: the seed's task returned one
+// result; here a task emits any number (a directory task emits one result per entry), which
+// includes "one".
 //
 // Results. Each worker appends to a private batch (owner-only, no lock, no allocation: buffers are
 // recycled). A full batch is handed to the consumer through a bounded queue under one mutex — one
@@ -79,7 +80,7 @@ struct PoolOptions {
 };
 
 // A snapshot of one worker's counters.
-struct WorkerStats {
+struct PoolWorkerStats {
     std::uint64_t tasks_run = 0;
     std::uint64_t steal_attempts = 0;  // victims tried
     std::uint64_t steals = 0;          // successful steal_batch calls
@@ -192,7 +193,7 @@ class WorkerPool {
     // failure or request_stop()) batches still queued are dropped, not consumed: stop means
     // stop. Returns the first task or consumer error, else Status(operation_canceled) after
     // request_stop(), else ok. Reusable afterwards.
-    Status wait(const Consumer& consume) {
+    Status consume_until_done(const Consumer& consume) {
         std::unique_lock lock(hub_);
         for (;;) {
             consumer_cv_.wait(lock, [&] { return !ready_.empty() || run_done_; });
@@ -221,8 +222,8 @@ class WorkerPool {
         return Status::ok();
     }
 
-    // Any thread. Stops the current run: no new task starts; wait() returns operation_canceled
-    // (unless an error came first).
+    // Any thread. Stops the current run: no new task starts; consume_until_done() returns
+    // operation_canceled (unless an error came first).
     void request_stop() {
         {
             std::lock_guard lock(hub_);
@@ -235,8 +236,8 @@ class WorkerPool {
     [[nodiscard]] unsigned size() const { return static_cast<unsigned>(workers_.size()); }
 
     // Any thread. Counters since construction (relaxed snapshots).
-    [[nodiscard]] std::vector<WorkerStats> stats() const {
-        std::vector<WorkerStats> out;
+    [[nodiscard]] std::vector<PoolWorkerStats> stats() const {
+        std::vector<PoolWorkerStats> out;
         for (const auto& w : workers_) {
             const auto& c = w->counters;
             auto get = [](const std::atomic<std::uint64_t>& a) {

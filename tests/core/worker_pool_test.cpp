@@ -46,7 +46,7 @@ PrimePool::Task bisect(std::uint64_t threshold) {
 std::uint64_t run_sum(PrimePool& pool, PrimeRange range, Status* status_out = nullptr) {
     std::uint64_t sum = 0;
     pool.submit(range);
-    Status st = pool.wait([&](std::span<std::uint64_t> batch) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> batch) {
         for (auto v : batch) sum += v;
         return Status::ok();
     });
@@ -106,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(WorkersThresholds, PoolPrimeSweep, ::testing::ValuesIn(
 
 TEST(WorkerPool, EmptyWaitReturnsOk) {
     PrimePool pool({.workers = 2}, bisect(10));
-    EXPECT_TRUE(pool.wait([](std::span<std::uint64_t>) { return Status::ok(); }).is_ok());
+    EXPECT_TRUE(
+        pool.consume_until_done([](std::span<std::uint64_t>) { return Status::ok(); }).is_ok());
 }
 
 TEST(WorkerPool, ManySeedsAllCounted) {
@@ -117,7 +118,7 @@ TEST(WorkerPool, ManySeedsAllCounted) {
         expected += count_primes(lo, lo + 1000);
     }
     std::uint64_t sum = 0;
-    Status st = pool.wait([&](std::span<std::uint64_t> b) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> b) {
         for (auto v : b) sum += v;
         return Status::ok();
     });
@@ -125,9 +126,9 @@ TEST(WorkerPool, ManySeedsAllCounted) {
     EXPECT_EQ(sum, expected);
 }
 
-// A task fails at one item: wait() returns that error, quickly, and no task starts after the
-// stop: a task that sees stop_requested() on entry passed the pool's start check just before the
-// stop, which can happen at most once per worker.
+// A task fails at one item: consume_until_done() returns that error, quickly, and no task starts
+// after the stop: a task that sees stop_requested() on entry passed the pool's start check just
+// before the stop, which can happen at most once per worker.
 TEST(WorkerPool, FirstErrorStopsEveryoneAndIsReturned) {
     for (unsigned workers : {1u, 2u, 4u, 8u}) {
         std::atomic<int> started_after_stop{0};
@@ -184,7 +185,7 @@ TEST(WorkerPool, ConsumerFailureStopsThePool) {
     PrimePool pool({.workers = 2, .result_batch = 16}, bisect(1));
     int batches = 0;
     pool.submit({0, 1 << 22});
-    Status st = pool.wait([&](std::span<std::uint64_t>) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
         ++batches;
         return Status::from_errno(ENOSPC, "disk full");
     });
@@ -226,7 +227,7 @@ TEST(WorkerPool, RequestStopFromAnotherThread) {
         first_batch.wait(false);
         pool.request_stop();
     });
-    Status st = pool.wait([&](std::span<std::uint64_t>) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
         first_batch.store(true);
         first_batch.notify_one();
         return Status::ok();
@@ -285,7 +286,7 @@ TEST(WorkerPool, QueuedBatchesAreDroppedAfterAStop) {
         });
         int calls = 0;
         pool.submit({0, 1});
-        const Status st = pool.wait([&](std::span<std::uint64_t>) {
+        const Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
             if (++calls == 1) {
                 consuming.set();
                 // Once the task returned, every batch is queued (the queue has room).
@@ -399,7 +400,7 @@ TEST(WorkerPool, SlowConsumerBoundsResultsInFlight) {
     std::uint64_t consumed = 0;
     std::uint64_t max_in_flight = 0;
     pool.submit({0, 20'000});
-    Status st = pool.wait([&](std::span<std::uint64_t> b) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> b) {
         // Stall on the first batches long enough for producers to fill every buffer.
         if (consumed < 5 * kBatch) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         consumed += b.size();
@@ -443,7 +444,7 @@ TEST(WorkerPool, MoveOnlyItemsAndResults) {
     });
     pool.submit(std::make_unique<int>(10));
     std::size_t count = 0;
-    ASSERT_TRUE(pool.wait([&](std::span<std::string> b) {
+    ASSERT_TRUE(pool.consume_until_done([&](std::span<std::string> b) {
                         count += b.size();
                         return Status::ok();
                     })

@@ -13,6 +13,7 @@
 #include "core/dir_fd.hpp"
 #include "core/dir_reader.hpp"
 #include "core/fs_types.hpp"
+#include "core/owner_counter.hpp"
 #include "core/path_recycler.hpp"
 #include "core/walk_errors.hpp"
 #include "core/worker_pool.hpp"
@@ -40,23 +41,11 @@ struct WalkItem {
 
 using Pool = WorkerPool<WalkItem, WalkResult>;
 
-// Relaxed counters written only by their worker (load + store, no RMW), read after the run.
-struct Counter {
-    std::atomic<std::uint64_t> v{0};
-    void add(std::uint64_t n = 1) {
-        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    void max(std::uint64_t n) {
-        if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
-    }
-    [[nodiscard]] std::uint64_t get() const { return v.load(std::memory_order_relaxed); }
-};
-
 // Per-worker state, touched only by its worker during a run.
 struct alignas(64) Scratch {
     DirBuffer buffer;                      // reused for every directory that is not split
     std::vector<std::string> spare_paths;  // buffers from the PathRecycler
-    Counter dirs_read, entries, chunks, reopens, max_open_fds;
+    OwnerCounter dirs_read, entries, chunks, reopens, max_open_fds;  // read after the run
 };
 
 // How often a long stat loop looks at the stop flags (entries).
@@ -165,8 +154,8 @@ void Walker::Impl::setup_fd_budget() {
 Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     std::lock_guard guard(run_mutex);
     for (auto& s : scratch) {
-        for (Counter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
-            c->v.store(0, std::memory_order_relaxed);
+        for (OwnerCounter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
+            c->reset();  // workers are idle between runs
         }
     }
     if (root_view.empty()) {

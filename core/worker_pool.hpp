@@ -36,7 +36,7 @@
 // locking, so a check after its lock sees active_ > 0, and a check before it sees the item.
 //
 // Threads. Workers are created by the constructor and live until destruction; between runs they
-// park. Per-worker statistics are relaxed atomics written only by their worker (no RMW).
+// park. Per-worker statistics are OwnerCounters, written only by their worker (no RMW).
 #pragma once
 
 #include <algorithm>
@@ -59,6 +59,7 @@
 #include "core/deque.hpp"
 #include "core/event_count.hpp"
 #include "core/node_cache.hpp"
+#include "core/owner_counter.hpp"
 #include "core/status.hpp"
 
 namespace wsindex::core {
@@ -240,11 +241,9 @@ class WorkerPool {
         std::vector<PoolWorkerStats> out;
         for (const auto& w : workers_) {
             const auto& c = w->counters;
-            auto get = [](const std::atomic<std::uint64_t>& a) {
-                return a.load(std::memory_order_relaxed);
-            };
-            out.push_back({get(c.tasks_run), get(c.steal_attempts), get(c.steals),
-                           get(c.items_stolen), get(c.parks), get(c.parked_ns), get(c.discarded)});
+            out.push_back({c.tasks_run.get(), c.steal_attempts.get(), c.steals.get(),
+                           c.items_stolen.get(), c.parks.get(), c.parked_ns.get(),
+                           c.discarded.get()});
         }
         return out;
     }
@@ -256,14 +255,9 @@ class WorkerPool {
     }
 
   private:
-    // Owner-written counters: a plain load+store is enough (no other writer), readers see a
-    // recent value. Avoids an atomic RMW per task.
+    // Written by their worker only (no atomic RMW per task), read by stats() on any thread.
     struct Counters {
-        std::atomic<std::uint64_t> tasks_run{0}, steal_attempts{0}, steals{0}, items_stolen{0},
-            parks{0}, parked_ns{0}, discarded{0};
-        static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
-            c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        }
+        OwnerCounter tasks_run, steal_attempts, steals, items_stolen, parks, parked_ns, discarded;
     };
 
     struct alignas(kCacheLine) Worker {
@@ -319,10 +313,10 @@ class WorkerPool {
 
     void run(Worker& me, Context& ctx, Item item) {
         if (stopping_.load(std::memory_order_acquire)) {
-            Counters::bump(me.counters.discarded);
+            me.counters.discarded.add();
             return;
         }
-        Counters::bump(me.counters.tasks_run);
+        me.counters.tasks_run.add();
         ctx.in_task_ = true;
         Status status = call_guarded([&] { return task_(item, ctx); });
         ctx.in_task_ = false;
@@ -381,12 +375,12 @@ class WorkerPool {
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t victim = (start + i) % n;
             if (victim == me.index) continue;
-            Counters::bump(me.counters.steal_attempts);
+            me.counters.steal_attempts.add();
             Stolen<Node*> s =
                 workers_[victim]->stealer.steal_batch(me.deque, options_.steal_batch_max);
             if (s.success()) {
-                Counters::bump(me.counters.steals);
-                Counters::bump(me.counters.items_stolen, s.count);
+                me.counters.steals.add();
+                me.counters.items_stolen.add(s.count);
                 if (s.count > 1) wake_for_new_work();  // we now hold stealable items
                 found.node = s.value;
                 return found;
@@ -411,13 +405,12 @@ class WorkerPool {
             parker_.cancel_wait();
             return;
         }
-        Counters::bump(me.counters.parks);  // counted on the way in: a sleeper is a park
+        me.counters.parks.add();  // counted on the way in: a sleeper is a park
         const auto t0 = std::chrono::steady_clock::now();
         parker_.commit_wait(key);
         const auto slept = std::chrono::steady_clock::now() - t0;
-        Counters::bump(me.counters.parked_ns,
-                       static_cast<std::uint64_t>(
-                           std::chrono::duration_cast<std::chrono::nanoseconds>(slept).count()));
+        me.counters.parked_ns.add(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(slept).count()));
     }
 
     [[nodiscard]] bool work_visible() const {

@@ -17,8 +17,8 @@
 //
 // The algorithm is the C11 version of Lê, Pop, Cohen & Nardelli, "Correct and Efficient
 // Work-Stealing for Weak Memory Models", PPoPP 2013 (Fig. 1), with these departures:
-//   1. Slots are std::atomic<T>, read and written relaxed. The paper does the same; the Go code
-//      we started from reads slots non-atomically ("a benign race"), which in C++ is undefined
+//   1. Slots are std::atomic<T>, read and written relaxed. The paper does the same; reading them
+//      non-atomically (a "benign race" in some implementations) would be, in C++, undefined
 //      behaviour and a ThreadSanitizer report.
 //   2. The paper's `atomic_thread_fence(release); bottom.store(relaxed)` in push is written as
 //      `bottom_.store(release)`, and every other store of bottom_ (pop's lowering store and its

@@ -388,8 +388,8 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         if (descend && (st.maybe_mount_root || st.dev != node->dev)) {
             // A directory equal to one of its ancestors (a bind mount of an ancestor below
             // itself) would be walked forever: record ELOOP and stop there. Only a mount root
-            // can be one; walking up 2000 ancestors for every directory of the deep tree cost
-            // ~15% of its walk.
+            // can be one, so only there do we walk up the ancestors (a cost proportional to the
+            // depth, for every directory, in a deep tree).
             for (const DirNode* a = node.get(); a != nullptr; a = a->parent.get()) {
                 if (a->ino == st.ino && a->dev == st.dev) {
                     r.error = ELOOP;

@@ -6,9 +6,8 @@
 // worker's own deque, run LIFO by that worker, stolen FIFO by others), `emit` results, and returns
 // a Status. A non-ok Status is fatal: the first one wins, every worker stops starting tasks
 // (remaining items are discarded, not run), and consume_until_done() returns it. Recoverable
-// per-item failures are results, not errors. Departure from the seed: the seed's task returned one
-// result; here a task emits any number (a directory task emits one result per entry), which
-// includes "one".
+// per-item failures are results, not errors. A task emits any number of results (a directory
+// task emits one per entry), so the result type is one row, not one per task.
 //
 // Results. Each worker appends to a private batch (owner-only, no lock, no allocation: buffers are
 // recycled). A full batch is handed to the consumer through a bounded queue under one mutex — one

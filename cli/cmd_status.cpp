@@ -44,7 +44,8 @@ std::string render_status(const ipc::StatusReply& s) {
                    format_count(r.dirs.value_or(0)) + " dirs, " + format_count(r.errors) +
                    " errors, " + format_bytes(r.bytes.value_or(0)) + "\n";
         }
-        out += "  writer queue: " + format_count(s.queue_depth) + " batches\n";
+        out +=
+            "  results waiting for the index writer: " + format_count(s.queue_depth) + " batches\n";
     } else {
         out += "idle: no scan running\n";
     }

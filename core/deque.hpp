@@ -1,10 +1,15 @@
-// ChaseLevDeque: a growable lock-free work-stealing deque, one owner and any number of thieves.
+// ChaseLevDeque: a growable lock-free work-stealing deque, one owner and any number of thieves,
+// used through an owner handle (DequeOwner: push, pop) and thief handles (DequeStealer: steal).
 //
 // ## Design note
 //
 // Roles. Exactly one thread, the *owner*, calls push() and pop() at the bottom; any thread, a
 // *thief*, calls steal() or steal_batch() at the top. size_estimate() and empty_estimate() may be
-// called by anyone and are only estimates.
+// called by anyone and are only estimates. The roles are types, as in crossbeam-deque: the deque's
+// operations are private, DequeOwner (move-only: one owner) is the only way to push and pop, and
+// DequeStealer (copyable, from DequeOwner::stealer()) can only steal, so a thief cannot pop by
+// mistake. Handing the DequeOwner to another thread hands over the role (with a happens-before,
+// e.g. a thread join), as the pool's destructor does.
 //
 // Layout. A circular buffer of 2^k atomic slots indexed by two monotonically moving 64-bit
 // counters: `top_` (next index a thief takes) and `bottom_` (next index the owner writes). The
@@ -12,13 +17,13 @@
 //
 // The algorithm is the C11 version of Lê, Pop, Cohen & Nardelli, "Correct and Efficient
 // Work-Stealing for Weak Memory Models", PPoPP 2013 (Fig. 1), with these departures:
-//   1. Slots are std::atomic<T>, read and written relaxed. The paper does the same; the Go code
-//      we started from reads slots non-atomically ("a benign race"), which in C++ is undefined
+//   1. Slots are std::atomic<T>, read and written relaxed. The paper does the same; reading them
+//      non-atomically (a "benign race" in some implementations) would be, in C++, undefined
 //      behaviour and a ThreadSanitizer report.
 //   2. The paper's `atomic_thread_fence(release); bottom.store(relaxed)` in push is written as
-//      `bottom_.store(release)`, and pop's restoring stores are release too. Same code on x86;
-//      ThreadSanitizer does not model fences, and in C++20 a relaxed store by the owner would end
-//      the release sequence a thief's acquire load of bottom_ relies on to see the item's contents.
+//      `bottom_.store(release)`, and every other store of bottom_ (pop's lowering store and its
+//      restoring stores) is release too (I5). ThreadSanitizer does not model fences, and in C++20
+//      a plain store, even by the thread that made the release store, ends its release sequence.
 //   3. The buffer is never shrunk, and a replaced buffer is *retired*, not freed: a thief that
 //      loaded the old buffer pointer may still read a slot from it. Retired buffers are freed when
 //      the deque is destroyed. Each is half the size of its successor, so together they take less
@@ -32,6 +37,15 @@
 //       bottom - top >= capacity, using a value of top_ that can only be stale-low (conservative).
 //   I4. Every item the owner pushes is visible to a thief that sees the new bottom_: the slot
 //       store precedes bottom_.store(release), which the thief's bottom_.load(acquire) pairs with.
+//   I5. Every store of bottom_ is a release store, so I4 holds whichever value a thief reads. In
+//       C++20 a release sequence continues only through read-modify-writes: a relaxed store of
+//       bottom_ by pop() would end the sequence headed by the last push, and a thief whose acquire
+//       load read pop's value would synchronise with nothing. It could then see t < b and read a
+//       slot (or, after a grow, the buffer_ pointer and the copied slots) that no happens-before
+//       edge makes visible. With pop's stores released, the thief's acquire load synchronises
+//       with that pop, which is sequenced after every earlier push and grow of the owner (I1):
+//       every slot store below bottom_ and every buffer_ store happen before the thief's reads.
+//       The cost is nil on x86 (a plain mov) and one store-release on ARM, ahead of a full fence.
 //
 // The race for the last item, as a timeline (owner pops while a thief steals; one item at t):
 //
@@ -83,6 +97,12 @@ struct Stolen {
 };
 
 template <class T>
+class DequeOwner;
+template <class T>
+class DequeStealer;
+
+// The shared state. Every operation is private: use it through DequeOwner and DequeStealer.
+template <class T>
 class ChaseLevDeque {
     static_assert(std::is_trivially_copyable_v<T>,
                   "slots are atomics: T must be trivially copyable");
@@ -99,6 +119,10 @@ class ChaseLevDeque {
     }
     ChaseLevDeque(const ChaseLevDeque&) = delete;
     ChaseLevDeque& operator=(const ChaseLevDeque&) = delete;
+
+  private:
+    friend class DequeOwner<T>;
+    friend class DequeStealer<T>;
 
     // Owner only. Appends at the bottom; grows the buffer when full. Never fails except by
     // std::bad_alloc from growth.
@@ -117,12 +141,14 @@ class ChaseLevDeque {
     std::optional<T> pop() {
         const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
         Buffer* buf = buffer_.load(std::memory_order_relaxed);
-        bottom_.store(b, std::memory_order_relaxed);
+        // release, not relaxed: a thief that reads this value must still synchronise with the
+        // pushes (and grows) before it (I5).
+        bottom_.store(b, std::memory_order_release);
         // seq_cst fence: our store of bottom_ is ordered before our load of top_ against a
         // thief's store-load pair (see the timeline in the design note).
         std::atomic_thread_fence(std::memory_order_seq_cst);
         std::int64_t t = top_.load(std::memory_order_relaxed);
-        if (t > b) {  // was already empty: restore bottom_ (release: see departure 2)
+        if (t > b) {  // was already empty: restore bottom_ (release: I5)
             bottom_.store(b + 1, std::memory_order_release);
             return std::nullopt;
         }
@@ -156,24 +182,6 @@ class ChaseLevDeque {
         return {StealStatus::Success, item, 1};
     }
 
-    // Any thread, but `into` must be owned by the calling thread. Steals about half of this
-    // deque's items (at most `max_items`), one CAS per item (see "Batch stealing"). Returns the
-    // first stolen item for the caller to run; the others are pushed onto `into`. `count` says
-    // how many were taken in all. Stops early at the first Empty or Retry after one success.
-    Stolen<T> steal_batch(ChaseLevDeque& into, std::size_t max_items) {
-        Stolen<T> first = steal();
-        if (!first.success()) return first;
-        std::size_t want = size_estimate() / 2;  // about half of what remains
-        if (want + 1 > max_items) want = max_items > 0 ? max_items - 1 : 0;
-        for (std::size_t i = 0; i < want; ++i) {
-            Stolen<T> next = steal();
-            if (!next.success()) break;
-            into.push(next.value);
-            ++first.count;
-        }
-        return first;
-    }
-
     // Any thread. The number of items at some recent moment (never negative).
     [[nodiscard]] std::size_t size_estimate() const {
         const std::int64_t b = bottom_.load(std::memory_order_relaxed);
@@ -187,7 +195,6 @@ class ChaseLevDeque {
         return buffer_.load(std::memory_order_relaxed)->capacity;
     }
 
-  private:
     struct Buffer {
         explicit Buffer(std::size_t cap)
             : capacity(cap), mask(cap - 1), slots(new std::atomic<T>[cap]) {}
@@ -223,6 +230,69 @@ class ChaseLevDeque {
 
     static_assert(std::atomic<std::int64_t>::is_always_lock_free);
     static_assert(std::atomic<Buffer*>::is_always_lock_free);
+};
+
+// The owner's handle: the only way to push and pop. Move-only, so there is one owner; its thread
+// (or a thread it was handed to with a happens-before) is the only one that may use it.
+template <class T>
+class DequeOwner {
+  public:
+    // capacity: initial number of slots, rounded up to a power of two (at least 2).
+    explicit DequeOwner(std::size_t capacity = 1024)
+        : deque_(std::make_shared<ChaseLevDeque<T>>(capacity)) {}
+    DequeOwner(DequeOwner&&) noexcept = default;
+    DequeOwner& operator=(DequeOwner&&) noexcept = default;
+    DequeOwner(const DequeOwner&) = delete;
+    DequeOwner& operator=(const DequeOwner&) = delete;
+
+    // Appends at the bottom; grows the buffer when full. Fails only by std::bad_alloc.
+    void push(T item) { deque_->push(item); }
+    // Takes the most recently pushed item (LIFO), or nullopt when empty.
+    std::optional<T> pop() { return deque_->pop(); }
+    // Current number of slots.
+    [[nodiscard]] std::size_t capacity() const { return deque_->capacity(); }
+    [[nodiscard]] std::size_t size_estimate() const { return deque_->size_estimate(); }
+    [[nodiscard]] bool empty_estimate() const { return deque_->empty_estimate(); }
+
+    // A thief's handle on this deque, for any thread; it keeps the deque alive.
+    [[nodiscard]] DequeStealer<T> stealer() const { return DequeStealer<T>(deque_); }
+
+  private:
+    std::shared_ptr<ChaseLevDeque<T>> deque_;
+};
+
+// A thief's handle: steals from the top, from any thread. Copyable; cannot push or pop.
+template <class T>
+class DequeStealer {
+  public:
+    // Takes the oldest item (FIFO end). Empty, Success, or Retry on a lost race.
+    Stolen<T> steal() const { return deque_->steal(); }
+
+    // Steals about half of the deque's items (at most `max_items`), one CAS per item (see "Batch
+    // stealing"), into the calling thread's own deque `into`. Returns the first stolen item for
+    // the caller to run; the others are pushed onto `into`. `count` says how many were taken in
+    // all. Stops early at the first Empty or Retry after one success.
+    Stolen<T> steal_batch(DequeOwner<T>& into, std::size_t max_items) const {
+        Stolen<T> first = steal();
+        if (!first.success()) return first;
+        std::size_t want = deque_->size_estimate() / 2;  // about half of what remains
+        if (want + 1 > max_items) want = max_items > 0 ? max_items - 1 : 0;
+        for (std::size_t i = 0; i < want; ++i) {
+            Stolen<T> next = steal();
+            if (!next.success()) break;
+            into.push(next.value);
+            ++first.count;
+        }
+        return first;
+    }
+
+    [[nodiscard]] std::size_t size_estimate() const { return deque_->size_estimate(); }
+    [[nodiscard]] bool empty_estimate() const { return deque_->empty_estimate(); }
+
+  private:
+    friend class DequeOwner<T>;
+    explicit DequeStealer(std::shared_ptr<ChaseLevDeque<T>> deque) : deque_(std::move(deque)) {}
+    std::shared_ptr<ChaseLevDeque<T>> deque_;
 };
 
 }  // namespace wsindex::core

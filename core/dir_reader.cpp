@@ -52,8 +52,8 @@ void DirBuffer::drop_repeated_names() {
     // directory that lists in creation order): the walker would stat it twice, walk it twice
     // if a directory, and the index key (dir, name) would be written twice. Keeps each
     // name's first record. Only listings that took more than one call (over ~2000 entries) get
-    // here. An open-addressing table of (hash, kept index) in one array: an unordered_set of
-    // string_views made the 300k-entry wide tree's walk 10% slower (0.61 -> 0.67 s).
+    // here. An open-addressing table of (hash, kept index) in one array: no node allocation per
+    // name, as an unordered_set of string_views would make.
     const std::size_t n = offsets_.size();
     std::size_t capacity = 16;
     while (capacity < 2 * n) capacity *= 2;

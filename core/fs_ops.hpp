@@ -41,8 +41,8 @@ class FsOps {
     virtual long read_dir(int fd, char* buf, std::size_t len) const noexcept;
     // lstat relative to dirfd, no automount (dirfd may be AT_FDCWD). Returns 0 or -errno.
     // `probably_dir` (the listing's d_type said directory or unknown) asks for statx, which can
-    // tell a mount root (FileStat::maybe_mount_root); other entries use fstatat, which cost ~4%
-    // less CPU than statx here (wide tree, one thread, perf stat task-clock; cp_statx copies more).
+    // tell a mount root (FileStat::maybe_mount_root); other entries use fstatat, which costs less
+    // CPU than statx (the kernel's cp_statx copies more).
     virtual int stat_at(int dirfd, const char* name, FileStat& out,
                         bool probably_dir) const noexcept;
     // fstatfs(fd).f_type. Returns 0 or -errno.

@@ -3,8 +3,8 @@
 //
 // Why: WalkResult::path is a std::string (the contract with storage/), built by a worker and
 // destroyed on the consumer's thread. glibc's per-thread cache (tcache) then never refills on
-// the worker, and every path costs a locked _int_malloc plus a cross-thread free: ~5% of a walk's
-// CPU on the balanced tree (perf, 1M entries). Handing the buffers back in whole batches costs
+// the worker, and every path costs a locked _int_malloc plus a cross-thread free, a visible share
+// of a walk's CPU. Handing the buffers back in whole batches costs
 // one mutex per batch instead.
 #pragma once
 

@@ -1,14 +1,14 @@
-// Prime counting: the seed's CPU-bound workload for the schedulers (no I/O, known answer).
+// Prime counting: a CPU-bound workload for the schedulers (no I/O, known answer).
 //
 // The benchmarks (bench/primes) and the scheduler tests count primes in [lo, hi) three ways:
 // sequentially with count_primes(), by recursive bisection of a PrimeRange down to a leaf
 // threshold (worker pool, oneTBB), and as a flat index space (range executor). The answer is
 // known: there are 148,933 primes below 2,000,000 (kPrimesBelowTwoMillion).
 //
-// is_prime() uses trial division by 6k±1 below 2^32, because that is the seed's workload and its
-// cost grows with sqrt(n), which gives the schedulers a skewed per-item cost to balance. Above
-// 2^32 trial division would take up to 2^31 divisions per call, so there it switches to a
-// deterministic Miller-Rabin test (the first twelve primes as bases are exact for all n < 2^64).
+// is_prime() uses trial division by 6k±1 below 2^32, because its cost grows with sqrt(n), which
+// gives the schedulers a skewed per-item cost to balance. Above 2^32 trial division would take up
+// to 2^31 divisions per call, so there it switches to a deterministic Miller-Rabin test (the first
+// twelve primes as bases are exact for all n < 2^64).
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 //     a core that runs slower simply has more left when the others come looking.
 //
 // Chunks. A chunk is ceil(remaining / 16) of what the worker holds at that moment (never less
-// than RangeOptions::min_chunk), so the first chunk is 1/16 of the share, as in the seed, and
+// than RangeOptions::min_chunk), so the first chunk is 1/16 of the share, and
 // chunks shrink as the range drains. Why shrink: an index that a worker has taken can no longer
 // be stolen, so the chunk a slow core holds when the loop runs dry is the tail everyone waits for;
 // a geometric chunk keeps that tail short at the cost of ~16·ln(share) chunks per range (one
@@ -38,8 +38,8 @@
 // victim into its own range). A worker returns when its own range is empty and one scan sees
 // every other range empty; whatever is still in flight belongs to a worker that has not returned
 // and will run it. So the loop is done exactly when every worker has returned — returning early
-// can cost parallelism, never an index. (The seed says "a range seen empty stays empty"; here a
-// thief's empty range is refilled by its own steal, which the argument above covers.)
+// can cost parallelism, never an index. (A range seen empty does not stay empty: a thief's
+// empty range is refilled by its own steal, which the argument above covers.)
 //
 // Threads. Persistent: W-1 helper threads started by the constructor and parked on a condition
 // variable between calls; the calling thread runs as worker 0. Why not threads per call: the
@@ -79,7 +79,7 @@ struct RangeOptions {
     // Number of workers including the calling thread; 0 = std::thread::hardware_concurrency().
     unsigned workers = 0;
     RangeSchedule schedule = RangeSchedule::Stealing;
-    // A chunk is ceil(remaining / chunk_divisor) indices (the seed: 1/16 of the share).
+    // A chunk is ceil(remaining / chunk_divisor) indices (default: 1/16 of what the worker holds).
     std::size_t chunk_divisor = 16;
     // Never take fewer indices than this per chunk (unless fewer remain): for bodies so cheap per
     // index that a mutex per chunk would show.

@@ -13,6 +13,7 @@
 #include "core/dir_fd.hpp"
 #include "core/dir_reader.hpp"
 #include "core/fs_types.hpp"
+#include "core/owner_counter.hpp"
 #include "core/path_recycler.hpp"
 #include "core/walk_errors.hpp"
 #include "core/worker_pool.hpp"
@@ -40,23 +41,11 @@ struct WalkItem {
 
 using Pool = WorkerPool<WalkItem, WalkResult>;
 
-// Relaxed counters written only by their worker (load + store, no RMW), read after the run.
-struct Counter {
-    std::atomic<std::uint64_t> v{0};
-    void add(std::uint64_t n = 1) {
-        v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    void max(std::uint64_t n) {
-        if (n > v.load(std::memory_order_relaxed)) v.store(n, std::memory_order_relaxed);
-    }
-    [[nodiscard]] std::uint64_t get() const { return v.load(std::memory_order_relaxed); }
-};
-
 // Per-worker state, touched only by its worker during a run.
 struct alignas(64) Scratch {
     DirBuffer buffer;                      // reused for every directory that is not split
     std::vector<std::string> spare_paths;  // buffers from the PathRecycler
-    Counter dirs_read, entries, chunks, reopens, max_open_fds;
+    OwnerCounter dirs_read, entries, chunks, reopens, max_open_fds;  // read after the run
 };
 
 // How often a long stat loop looks at the stop flags (entries).
@@ -165,8 +154,8 @@ void Walker::Impl::setup_fd_budget() {
 Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     std::lock_guard guard(run_mutex);
     for (auto& s : scratch) {
-        for (Counter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
-            c->v.store(0, std::memory_order_relaxed);
+        for (OwnerCounter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
+            c->reset();  // workers are idle between runs
         }
     }
     if (root_view.empty()) {
@@ -202,17 +191,18 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     pool.submit(std::move(item));
     // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
     if (cancelled()) pool.request_stop();
-    Status status = pool.wait([&](std::span<WalkResult> batch) {
+    Status status = pool.consume_until_done([&](std::span<WalkResult> batch) {
         Status s = consume(batch);
         if (s) recycler.give(batch);
         return s;
     });
     recycler.clear();
-    for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: wait() returned
+    for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: the run is done
     root_fd.reset();
     cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
-    if (!status && options.cancel.cancelled()) return canceled_status();
+    // The pool's first error wins, whatever came after it: a fatal error followed by a cancel
+    // is that error, not "cancelled".
     return status;
 }
 
@@ -398,8 +388,8 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         if (descend && (st.maybe_mount_root || st.dev != node->dev)) {
             // A directory equal to one of its ancestors (a bind mount of an ancestor below
             // itself) would be walked forever: record ELOOP and stop there. Only a mount root
-            // can be one; walking up 2000 ancestors for every directory of the deep tree cost
-            // ~15% of its walk.
+            // can be one, so only there do we walk up the ancestors (a cost proportional to the
+            // depth, for every directory, in a deep tree).
             for (const DirNode* a = node.get(); a != nullptr; a = a->parent.get()) {
                 if (a->ino == st.ino && a->dev == st.dev) {
                     r.error = ELOOP;
@@ -439,7 +429,7 @@ void Walker::cancel() {
 
 unsigned Walker::workers() const { return impl_->pool.size(); }
 
-std::vector<WorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
+std::vector<PoolWorkerStats> Walker::worker_stats() const { return impl_->pool.stats(); }
 
 std::size_t Walker::ready_batches() const { return impl_->pool.ready_batches(); }
 

@@ -52,7 +52,7 @@
 
 namespace wsindex::core {
 
-struct WorkerStats;  // core/worker_pool.hpp
+struct PoolWorkerStats;  // core/worker_pool.hpp
 
 // A cancellation flag that can be shared with whoever may cancel (e.g. the daemon's IPC thread).
 class CancelToken {
@@ -79,9 +79,9 @@ struct WalkOptions {
     std::size_t chunk_entries = 1024;
     std::size_t result_batch = 1024;  // results per batch handed to the consumer
     // Batches that may wait for the consumer before workers block (backpressure). 0: 16 per
-    // worker. A consumer that writes in bulk (the index commits ~20k rows at once) needs more
-    // than one commit's worth queued, or the walk stalls for every commit: with 4 per worker
-    // (8k rows) the 1M-entry ingest took 5.4-6.1 s, with 32 per worker 4.3-4.7 s.
+    // worker. A consumer that writes in bulk (the index commits many thousand rows at once)
+    // needs more than one commit's worth queued, or every worker blocks for every commit
+    // (measurements: docs/ and bench/).
     std::size_t queued_batches = 0;
     // false: a record of a file (any non-directory) that was stat'ed without error carries
     // only its name in `path` (name_offset 0); directories and records with an error still
@@ -128,7 +128,7 @@ class Walker {
     [[nodiscard]] WalkStats stats() const;
     // Any thread, also during run() (the daemon's live status): each worker's pool counters
     // (relaxed snapshots) and the result batches waiting for the consumer.
-    [[nodiscard]] std::vector<WorkerStats> worker_stats() const;
+    [[nodiscard]] std::vector<PoolWorkerStats> worker_stats() const;
     [[nodiscard]] std::size_t ready_batches() const;
 
   private:

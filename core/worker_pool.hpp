@@ -5,9 +5,9 @@
 // Tasks. A task receives its item and a Context. It may `spawn` children (pushed onto the calling
 // worker's own deque, run LIFO by that worker, stolen FIFO by others), `emit` results, and returns
 // a Status. A non-ok Status is fatal: the first one wins, every worker stops starting tasks
-// (remaining items are discarded, not run), and wait() returns it. Recoverable per-item failures
-// are results, not errors. Departure from the seed: the seed's task returned one result; here a
-// task emits any number (a directory task emits one result per entry), which includes "one".
+// (remaining items are discarded, not run), and consume_until_done() returns it. Recoverable
+// per-item failures are results, not errors. A task emits any number of results (a directory
+// task emits one per entry), so the result type is one row, not one per task.
 //
 // Results. Each worker appends to a private batch (owner-only, no lock, no allocation: buffers are
 // recycled). A full batch is handed to the consumer through a bounded queue under one mutex — one
@@ -35,7 +35,7 @@
 // locking, so a check after its lock sees active_ > 0, and a check before it sees the item.
 //
 // Threads. Workers are created by the constructor and live until destruction; between runs they
-// park. Per-worker statistics are relaxed atomics written only by their worker (no RMW).
+// park. Per-worker statistics are OwnerCounters, written only by their worker (no RMW).
 #pragma once
 
 #include <algorithm>
@@ -58,6 +58,7 @@
 #include "core/deque.hpp"
 #include "core/event_count.hpp"
 #include "core/node_cache.hpp"
+#include "core/owner_counter.hpp"
 #include "core/status.hpp"
 
 namespace wsindex::core {
@@ -79,7 +80,7 @@ struct PoolOptions {
 };
 
 // A snapshot of one worker's counters.
-struct WorkerStats {
+struct PoolWorkerStats {
     std::uint64_t tasks_run = 0;
     std::uint64_t steal_attempts = 0;  // victims tried
     std::uint64_t steals = 0;          // successful steal_batch calls
@@ -188,25 +189,28 @@ class WorkerPool {
     }
 
     // The thread that submitted. Feeds every result batch to `consume` (on this thread) until the
-    // run is done: no work is left anywhere and no task runs. Returns the first task or consumer
-    // error, else Status(operation_canceled) after request_stop(), else ok. Reusable afterwards.
-    Status wait(const Consumer& consume) {
-        bool consumer_failed = false;
+    // run is done: no work is left anywhere and no task runs. After a stop (an error, a consumer
+    // failure or request_stop()) batches still queued are dropped, not consumed: stop means
+    // stop. Returns the first task or consumer error, else Status(operation_canceled) after
+    // request_stop(), else ok. Reusable afterwards.
+    Status consume_until_done(const Consumer& consume) {
         std::unique_lock lock(hub_);
         for (;;) {
             consumer_cv_.wait(lock, [&] { return !ready_.empty() || run_done_; });
             if (ready_.empty()) break;  // done and drained
             std::vector<Result> batch = std::move(ready_.front());
             ready_.pop_front();
+            // stopping_ is set under hub_, which we hold: a batch taken after a stop is dropped.
+            // Producers never wait for room after a stop, so dropping needs no notify.
+            if (stopping_.load(std::memory_order_relaxed)) {
+                batch.clear();
+                spare_.push_back(std::move(batch));
+                continue;
+            }
             lock.unlock();
             producer_cv_.notify_one();
-            if (!consumer_failed) {
-                Status status = call_guarded([&] { return consume(std::span<Result>(batch)); });
-                if (!status) {
-                    fail(std::move(status));
-                    consumer_failed = true;  // keep draining so no producer stays blocked
-                }
-            }
+            Status status = call_guarded([&] { return consume(std::span<Result>(batch)); });
+            if (!status) fail(std::move(status));  // stops the run: later batches are dropped
             batch.clear();
             lock.lock();
             spare_.push_back(std::move(batch));
@@ -218,8 +222,8 @@ class WorkerPool {
         return Status::ok();
     }
 
-    // Any thread. Stops the current run: no new task starts; wait() returns operation_canceled
-    // (unless an error came first).
+    // Any thread. Stops the current run: no new task starts; consume_until_done() returns
+    // operation_canceled (unless an error came first).
     void request_stop() {
         {
             std::lock_guard lock(hub_);
@@ -232,15 +236,13 @@ class WorkerPool {
     [[nodiscard]] unsigned size() const { return static_cast<unsigned>(workers_.size()); }
 
     // Any thread. Counters since construction (relaxed snapshots).
-    [[nodiscard]] std::vector<WorkerStats> stats() const {
-        std::vector<WorkerStats> out;
+    [[nodiscard]] std::vector<PoolWorkerStats> stats() const {
+        std::vector<PoolWorkerStats> out;
         for (const auto& w : workers_) {
             const auto& c = w->counters;
-            auto get = [](const std::atomic<std::uint64_t>& a) {
-                return a.load(std::memory_order_relaxed);
-            };
-            out.push_back({get(c.tasks_run), get(c.steal_attempts), get(c.steals),
-                           get(c.items_stolen), get(c.parks), get(c.parked_ns), get(c.discarded)});
+            out.push_back({c.tasks_run.get(), c.steal_attempts.get(), c.steals.get(),
+                           c.items_stolen.get(), c.parks.get(), c.parked_ns.get(),
+                           c.discarded.get()});
         }
         return out;
     }
@@ -252,26 +254,25 @@ class WorkerPool {
     }
 
   private:
-    // Owner-written counters: a plain load+store is enough (no other writer), readers see a
-    // recent value. Avoids an atomic RMW per task.
+    // Written by their worker only (no atomic RMW per task), read by stats() on any thread.
     struct Counters {
-        std::atomic<std::uint64_t> tasks_run{0}, steal_attempts{0}, steals{0}, items_stolen{0},
-            parks{0}, parked_ns{0}, discarded{0};
-        static void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
-            c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        }
+        OwnerCounter tasks_run, steal_attempts, steals, items_stolen, parks, parked_ns, discarded;
     };
 
     struct alignas(kCacheLine) Worker {
         Worker(unsigned i, std::size_t capacity, std::size_t batch)
-            : index(i), deque(capacity), rng(0x9E3779B97F4A7C15ull * (i + 1)) {
+            : index(i),
+              deque(capacity),
+              stealer(deque.stealer()),
+              rng(0x9E3779B97F4A7C15ull * (i + 1)) {
             results.reserve(batch);
         }
         const unsigned index;
-        ChaseLevDeque<Node*> deque;
-        typename Cache::Local nodes;  // owner only
-        std::vector<Result> results;  // owner only: the batch being filled
-        std::uint64_t rng;            // owner only: victim selection
+        DequeOwner<Node*> deque;            // owner only: this worker (T2)
+        const DequeStealer<Node*> stealer;  // any thread: the other workers steal through it
+        typename Cache::Local nodes;        // owner only
+        std::vector<Result> results;        // owner only: the batch being filled
+        std::uint64_t rng;                  // owner only: victim selection
         Counters counters;
         std::thread thread;
     };
@@ -311,10 +312,10 @@ class WorkerPool {
 
     void run(Worker& me, Context& ctx, Item item) {
         if (stopping_.load(std::memory_order_acquire)) {
-            Counters::bump(me.counters.discarded);
+            me.counters.discarded.add();
             return;
         }
-        Counters::bump(me.counters.tasks_run);
+        me.counters.tasks_run.add();
         ctx.in_task_ = true;
         Status status = call_guarded([&] { return task_(item, ctx); });
         ctx.in_task_ = false;
@@ -373,12 +374,12 @@ class WorkerPool {
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t victim = (start + i) % n;
             if (victim == me.index) continue;
-            Counters::bump(me.counters.steal_attempts);
+            me.counters.steal_attempts.add();
             Stolen<Node*> s =
-                workers_[victim]->deque.steal_batch(me.deque, options_.steal_batch_max);
+                workers_[victim]->stealer.steal_batch(me.deque, options_.steal_batch_max);
             if (s.success()) {
-                Counters::bump(me.counters.steals);
-                Counters::bump(me.counters.items_stolen, s.count);
+                me.counters.steals.add();
+                me.counters.items_stolen.add(s.count);
                 if (s.count > 1) wake_for_new_work();  // we now hold stealable items
                 found.node = s.value;
                 return found;
@@ -403,26 +404,26 @@ class WorkerPool {
             parker_.cancel_wait();
             return;
         }
-        Counters::bump(me.counters.parks);  // counted on the way in: a sleeper is a park
+        me.counters.parks.add();  // counted on the way in: a sleeper is a park
         const auto t0 = std::chrono::steady_clock::now();
         parker_.commit_wait(key);
         const auto slept = std::chrono::steady_clock::now() - t0;
-        Counters::bump(me.counters.parked_ns,
-                       static_cast<std::uint64_t>(
-                           std::chrono::duration_cast<std::chrono::nanoseconds>(slept).count()));
+        me.counters.parked_ns.add(static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(slept).count()));
     }
 
     [[nodiscard]] bool work_visible() const {
         if (injected_.load(std::memory_order_relaxed) > 0) return true;
         for (const auto& w : workers_) {
-            if (!w->deque.empty_estimate()) return true;
+            if (!w->stealer.empty_estimate()) return true;
         }
         return false;
     }
 
     // After a push: wake a parked worker, but only if nobody is searching (a searcher will find
-    // the item). The fence pairs with the fence in EventCount::prepare_wait: either the parking
-    // worker's re-check sees our push, or we see it registered (store-buffering argument).
+    // the item; the argument, W1-W3, is beside searching_). The fence pairs with the fence in
+    // EventCount::prepare_wait: either the parking worker's re-check sees our push, or we see it
+    // registered (store-buffering argument).
     void wake_for_new_work() {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (parker_.waiters() == 0) return;
@@ -505,11 +506,26 @@ class WorkerPool {
     std::vector<std::unique_ptr<Worker>> workers_;
     Cache cache_;
 
-    alignas(kCacheLine) std::atomic<unsigned> active_{0};     // see "Termination"
-    alignas(kCacheLine) std::atomic<unsigned> searching_{0};  // workers looking for work
-    alignas(kCacheLine) std::atomic<bool> stopping_{false};   // run failed or cancelled
-    std::atomic<bool> shutdown_{false};                       // destructor running
-    std::atomic<std::size_t> injected_{0};                    // injector_.size(), for peeking
+    alignas(kCacheLine) std::atomic<unsigned> active_{0};  // see "Termination"
+    // Workers looking for work. wake_for_new_work() skips its notify while this is non-zero;
+    // why that loses no wake-up (the pusher P pushed item X, then skipped because it read
+    // searching_ > 0 after its seq_cst fence):
+    //   W1. No item is ever stranded by a skipped notify: X sits in P's own deque, and P is
+    //       active (T2), so P pops X itself before it can go idle (T1). The filter can only cost
+    //       parallelism, never progress.
+    //   W2. Nor is parallelism lost to a sleeper: P's read of searching_ saw a value from before
+    //       the searcher S's decrement (a seq_cst RMW), so P's fence precedes that decrement in
+    //       the single total order, and hence precedes the fence in S's later prepare_wait().
+    //       Two seq_cst fences so ordered make S's re-check (work_visible(), after its fence)
+    //       see P's push (before P's fence): S cancels its wait and searches again instead of
+    //       sleeping beside X. If S instead found other work and was the last searcher, it
+    //       wakes a sleeper on its way out (find_work), which searches in turn.
+    //   W3. A searcher that stays in its spin loop finds X in its next round (search_once
+    //       tries every deque), unless someone took X first, and then X is not waiting.
+    alignas(kCacheLine) std::atomic<unsigned> searching_{0};
+    alignas(kCacheLine) std::atomic<bool> stopping_{false};  // run failed or cancelled
+    std::atomic<bool> shutdown_{false};                      // destructor running
+    std::atomic<std::size_t> injected_{0};                   // injector_.size(), for peeking
     EventCount parker_;
 
     // The hub: injector, result queue, run state. Taken per batch or per submit, never per item.

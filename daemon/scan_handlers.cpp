@@ -165,7 +165,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         // No names in them: shown to everyone.
         ScanJob::PoolStats pool = snap.running->pool_stats();
         s.workers = std::move(pool.workers);
-        s.queue_depth = pool.queue_depth;
+        s.queue_depth = pool.ready_batches;
     }
     for (const auto& job : snap.queued) s.queued.push_back(job->info());
     if (std::optional<IndexRebuild> rebuild = ctx.scans.last_rebuild()) {

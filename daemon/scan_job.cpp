@@ -69,7 +69,7 @@ namespace {
 
 ScanJob::PoolStats read_pool(const core::Walker& walker) {
     ScanJob::PoolStats out;
-    for (const core::WorkerStats& w : walker.worker_stats()) {
+    for (const core::PoolWorkerStats& w : walker.worker_stats()) {
         ipc::PoolWorkerStatus s;
         s.tasks = w.tasks_run;
         s.steal_attempts = w.steal_attempts;
@@ -78,7 +78,7 @@ ScanJob::PoolStats read_pool(const core::Walker& walker) {
         s.parked_ms = w.parked_ns / 1000000;
         out.workers.push_back(s);
     }
-    out.queue_depth = walker.ready_batches();
+    out.ready_batches = walker.ready_batches();
     return out;
 }
 

@@ -46,11 +46,13 @@ class ScanJob {
     void attach_walker(const core::Walker* walker);
     void detach_walker();
 
-    // Per-worker pool counters and the result batches waiting for the writer: live while the
-    // walk runs, the final values after it, empty before it started.
+    // Per-worker pool counters and the walker pool's hand-off queue (result batches the workers
+    // handed off that the scan thread, the walk's consumer, has not taken yet; not the
+    // BatchWriter's own queue): live while the walk runs, the final values after it, empty
+    // before it started.
     struct PoolStats {
         std::vector<ipc::PoolWorkerStatus> workers;
-        std::uint64_t queue_depth = 0;
+        std::uint64_t ready_batches = 0;  // Walker::ready_batches(); sent as `queue_depth`
     };
 
     // Any thread.

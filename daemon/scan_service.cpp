@@ -398,8 +398,9 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
             error = st.to_string();
         }
     } else {
-        const bool cancelled =
-            job->cancel_token().cancelled() || walked.code() == std::errc::operation_canceled;
+        // The walk's status is its first error: a cancel that came after a fatal error (or the
+        // writer's failure) does not hide it.
+        const bool cancelled = walked.code() == std::errc::operation_canceled;
         // abort() returns what ended the scan: the walk's error, or the writer's if it failed
         // first (then the walk only stopped because consume() failed).
         const core::Status ended = writer_->abort(walked, cancelled);

@@ -122,7 +122,8 @@ struct StatusReply {
     std::uint64_t uptime_ms = 0;
     std::optional<ScanInfo> running;  // null when idle
     std::vector<ScanInfo> queued;
-    std::uint64_t queue_depth = 0;  // WalkResult batches waiting for the writer
+    std::uint64_t queue_depth =
+        0;  // the walker pool's hand-off queue: result batches not yet taken by the scan thread
     std::vector<PoolWorkerStatus> workers;
     std::vector<RootInfo> roots;
     // The newest scan that ended failed or cancelled (interrupted counts as failed), with its

@@ -1,5 +1,6 @@
-// wsbench-deque: micro-benchmarks of ChaseLevDeque — push, pop, push+pop, steal, batch steal,
-// growth, and steals contended by 1..16 thief threads while the owner pushes and pops.
+// wsbench-deque: micro-benchmarks of ChaseLevDeque (its owner and thief handles) — push, pop,
+// push+pop, steal, batch steal, growth, and steals contended by 1..16 thief threads while the owner
+// pushes and pops.
 //
 // Targets (issue 2): push+pop under 10 ns, uncontended steal under 20 ns. The seed's Go table for
 // comparison: 46 ns push, 31 ns pop, 25 ns steal.
@@ -21,7 +22,7 @@
 
 namespace {
 
-using wsindex::core::ChaseLevDeque;
+using wsindex::core::DequeOwner;
 using wsindex::core::kCacheLine;
 using wsindex::core::StealStatus;
 using Item = std::uint64_t;
@@ -29,7 +30,7 @@ using Item = std::uint64_t;
 constexpr std::size_t kBlock = 1 << 16;  // items between drains/refills (the timer is paused)
 
 void BM_Push(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(kBlock);
+    DequeOwner<Item> dq(kBlock);
     Item next = 0;
     for (auto _ : state) {
         dq.push(next++);
@@ -45,7 +46,8 @@ void BM_Push(benchmark::State& state) {
 BENCHMARK(BM_Push);
 
 void BM_Pop(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(kBlock);
+    DequeOwner<Item> dq(kBlock);
+    const auto thief = dq.stealer();
     std::size_t left = 0;
     for (auto _ : state) {
         if (left == 0) {
@@ -63,7 +65,7 @@ BENCHMARK(BM_Pop);
 
 // The owner's common case: push a child, pop it back (the pop takes the CAS path: last item).
 void BM_PushPop(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(256);
+    DequeOwner<Item> dq(256);
     Item next = 0;
     for (auto _ : state) {
         dq.push(next++);
@@ -75,7 +77,7 @@ BENCHMARK(BM_PushPop);
 
 // Push+pop with other items below, so the pop takes the CAS-free path (more than one item left).
 void BM_PushPopDeep(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(256);
+    DequeOwner<Item> dq(256);
     for (Item i = 0; i < 16; ++i) dq.push(i);
     Item next = 0;
     for (auto _ : state) {
@@ -90,7 +92,7 @@ BENCHMARK(BM_PushPopDeep);
 void BM_PushWithGrowth(benchmark::State& state) {
     const auto n = static_cast<Item>(state.range(0));
     for (auto _ : state) {
-        ChaseLevDeque<Item> dq(2);
+        DequeOwner<Item> dq(2);
         for (Item i = 0; i < n; ++i) dq.push(i);
         benchmark::DoNotOptimize(dq.size_estimate());
     }
@@ -101,7 +103,8 @@ BENCHMARK(BM_PushWithGrowth)->Arg(1 << 10)->Arg(1 << 16);
 // One thread stealing with no owner activity: the cost of the protocol itself (two fences' worth
 // of ordering and one CAS).
 void BM_StealUncontended(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(kBlock);
+    DequeOwner<Item> dq(kBlock);
+    const auto thief = dq.stealer();
     std::size_t left = 0;
     for (auto _ : state) {
         if (left == 0) {
@@ -110,7 +113,7 @@ void BM_StealUncontended(benchmark::State& state) {
             left = kBlock;
             state.ResumeTiming();
         }
-        benchmark::DoNotOptimize(dq.steal());
+        benchmark::DoNotOptimize(thief.steal());
         --left;
     }
     state.SetItemsProcessed(state.iterations());
@@ -118,8 +121,9 @@ void BM_StealUncontended(benchmark::State& state) {
 BENCHMARK(BM_StealUncontended);
 
 void BM_StealEmpty(benchmark::State& state) {
-    ChaseLevDeque<Item> dq(256);
-    for (auto _ : state) benchmark::DoNotOptimize(dq.steal());
+    DequeOwner<Item> dq(256);
+    const auto thief = dq.stealer();
+    for (auto _ : state) benchmark::DoNotOptimize(thief.steal());
 }
 BENCHMARK(BM_StealEmpty);
 
@@ -127,8 +131,9 @@ BENCHMARK(BM_StealEmpty);
 // per item by design, plus a push into the thief's deque).
 void BM_StealBatch(benchmark::State& state) {
     const auto max_items = static_cast<std::size_t>(state.range(0));
-    ChaseLevDeque<Item> victim(kBlock);
-    ChaseLevDeque<Item> into(kBlock);
+    DequeOwner<Item> victim(kBlock);
+    DequeOwner<Item> into(kBlock);
+    const auto thief = victim.stealer();
     std::int64_t items = 0;
     for (auto _ : state) {
         if (victim.size_estimate() < 2 * max_items) {
@@ -140,7 +145,7 @@ void BM_StealBatch(benchmark::State& state) {
             for (Item i = 0; i < kBlock; ++i) victim.push(i);
             state.ResumeTiming();
         }
-        const auto stolen = victim.steal_batch(into, max_items);
+        const auto stolen = thief.steal_batch(into, max_items);
         items += static_cast<std::int64_t>(stolen.count);
     }
     state.SetItemsProcessed(items);
@@ -164,18 +169,19 @@ template <bool Batch>
 void BM_ContendedSteal(benchmark::State& state) {
     constexpr std::size_t kBacklog = 64;
     const auto thieves = static_cast<unsigned>(state.range(0));
-    ChaseLevDeque<Item> dq(256);
+    DequeOwner<Item> dq(256);
+    const auto thief = dq.stealer();
     std::atomic<bool> stop{false};
     std::unique_ptr<ThiefCounters[]> counters(new ThiefCounters[thieves]);
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < thieves; ++t) {
         threads.emplace_back([&, t] {
-            ChaseLevDeque<Item> mine(256);
+            DequeOwner<Item> mine(256);
             std::uint64_t items = 0;
             std::uint64_t retries = 0;
             std::uint64_t empties = 0;
             while (!stop.load(std::memory_order_relaxed)) {
-                const auto stolen = Batch ? dq.steal_batch(mine, 32) : dq.steal();
+                const auto stolen = Batch ? thief.steal_batch(mine, 32) : thief.steal();
                 switch (stolen.status) {
                     case StealStatus::Success:
                         items += stolen.count;

@@ -134,12 +134,12 @@ bool run_pool(const Config& cfg) {
     });
     return report(cfg, pool.size(), [&] {
         Outcome out;
-        const std::vector<WorkerStats> before = pool.stats();
+        const std::vector<PoolWorkerStats> before = pool.stats();
         const Clock::time_point start = Clock::now();
         pool.submit(PrimeRange{cfg.lo, cfg.hi});
         std::uint64_t total = 0;
         std::uint64_t batches = 0;
-        const Status status = pool.wait([&](std::span<std::uint64_t> batch) {
+        const Status status = pool.consume_until_done([&](std::span<std::uint64_t> batch) {
             for (std::uint64_t c : batch) total += c;
             ++batches;
             return Status::ok();
@@ -148,7 +148,7 @@ bool run_pool(const Config& cfg) {
         out.count = total;
         if (!status.is_ok()) out.error = status.to_string();
         // Counters are cumulative since construction: report this repetition's share.
-        const std::vector<WorkerStats> after = pool.stats();
+        const std::vector<PoolWorkerStats> after = pool.stats();
         std::uint64_t tasks = 0, steals = 0, stolen = 0, parks = 0, parked_ns = 0;
         for (std::size_t w = 0; w < after.size(); ++w) {
             tasks += after[w].tasks_run - before[w].tasks_run;

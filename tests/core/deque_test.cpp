@@ -1,4 +1,5 @@
-// Tests of ChaseLevDeque: every operation, growth, and an exactly-once stress test with thieves.
+// Tests of ChaseLevDeque through its owner and thief handles: every operation, growth, the roles
+// as types, and an exactly-once stress test with thieves.
 #include "core/deque.hpp"
 
 #include <gtest/gtest.h>
@@ -7,17 +8,37 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace wsindex::core {
 namespace {
 
 // Items are small integers stored as pointer-sized values (0 is never pushed).
-using Deque = ChaseLevDeque<std::uintptr_t>;
+using Deque = DequeOwner<std::uintptr_t>;
+using Stealer = DequeStealer<std::uintptr_t>;
+
+// The roles are types: a thief's handle cannot push or pop, and there is one owner.
+template <class H>
+concept CanPop = requires(H h) {
+    h.pop();
+};
+template <class H>
+concept CanPush = requires(H h, std::uintptr_t v) {
+    h.push(v);
+};
+template <class H>
+concept CanSteal = requires(H h) {
+    h.steal();
+};
+static_assert(CanPop<Deque> && CanPush<Deque> && !CanSteal<Deque>);
+static_assert(!CanPop<Stealer> && !CanPush<Stealer> && CanSteal<Stealer>);
+static_assert(!std::is_copy_constructible_v<Deque> && std::is_move_constructible_v<Deque>);
+static_assert(std::is_copy_constructible_v<Stealer>);
 
 TEST(ChaseLevDeque, StealFromEmptyIsEmpty) {
     Deque d(4);
-    EXPECT_EQ(d.steal().status, StealStatus::Empty);
+    EXPECT_EQ(d.stealer().steal().status, StealStatus::Empty);
     EXPECT_FALSE(d.pop().has_value());
     EXPECT_EQ(d.size_estimate(), 0u);
 }
@@ -38,24 +59,24 @@ TEST(ChaseLevDeque, ThiefStealsFifo) {
     Deque d(8);
     for (std::uintptr_t i = 1; i <= 5; ++i) d.push(i);
     for (std::uintptr_t i = 1; i <= 5; ++i) {
-        auto s = d.steal();
+        auto s = d.stealer().steal();
         ASSERT_EQ(s.status, StealStatus::Success);
         EXPECT_EQ(s.value, i);
         EXPECT_EQ(s.count, 1u);
     }
-    EXPECT_EQ(d.steal().status, StealStatus::Empty);
+    EXPECT_EQ(d.stealer().steal().status, StealStatus::Empty);
 }
 
 TEST(ChaseLevDeque, PopAndStealMeetInTheMiddle) {
     Deque d(4);
     for (std::uintptr_t i = 1; i <= 3; ++i) d.push(i);
-    EXPECT_EQ(d.steal().value, 1u);
+    EXPECT_EQ(d.stealer().steal().value, 1u);
     EXPECT_EQ(*d.pop(), 3u);
     EXPECT_EQ(*d.pop(), 2u);  // the last item, taken through the CAS path
     EXPECT_FALSE(d.pop().has_value());
-    EXPECT_EQ(d.steal().status, StealStatus::Empty);
+    EXPECT_EQ(d.stealer().steal().status, StealStatus::Empty);
     d.push(9);  // usable after emptying from both ends
-    EXPECT_EQ(d.steal().value, 9u);
+    EXPECT_EQ(d.stealer().steal().value, 9u);
 }
 
 TEST(ChaseLevDeque, GrowsAndKeepsOrder) {
@@ -65,7 +86,7 @@ TEST(ChaseLevDeque, GrowsAndKeepsOrder) {
     EXPECT_GE(d.capacity(), 1000u);
     EXPECT_EQ(d.size_estimate(), 1000u);
     // Steal a few from the top, pop the rest from the bottom: all in order.
-    for (std::uintptr_t i = 1; i <= 10; ++i) EXPECT_EQ(d.steal().value, i);
+    for (std::uintptr_t i = 1; i <= 10; ++i) EXPECT_EQ(d.stealer().steal().value, i);
     for (std::uintptr_t i = 1000; i > 10; --i) EXPECT_EQ(*d.pop(), i);
     EXPECT_FALSE(d.pop().has_value());
 }
@@ -76,11 +97,11 @@ TEST(ChaseLevDeque, GrowsWhenWrappedAroundTheBuffer) {
     for (std::uintptr_t round = 0; round < 10; ++round) {
         d.push(round * 2 + 1);
         d.push(round * 2 + 2);
-        EXPECT_EQ(d.steal().value, round * 2 + 1);
+        EXPECT_EQ(d.stealer().steal().value, round * 2 + 1);
         EXPECT_EQ(*d.pop(), round * 2 + 2);
     }
     for (std::uintptr_t i = 100; i < 120; ++i) d.push(i);
-    for (std::uintptr_t i = 100; i < 120; ++i) EXPECT_EQ(d.steal().value, i);
+    for (std::uintptr_t i = 100; i < 120; ++i) EXPECT_EQ(d.stealer().steal().value, i);
 }
 
 TEST(ChaseLevDeque, CapacityRoundsUpToPowerOfTwo) {
@@ -93,7 +114,7 @@ TEST(ChaseLevDeque, StealBatchTakesAboutHalfIntoTheThiefsDeque) {
     Deque victim(16);
     Deque mine(16);
     for (std::uintptr_t i = 1; i <= 20; ++i) victim.push(i);
-    auto s = victim.steal_batch(mine, 100);
+    auto s = victim.stealer().steal_batch(mine, 100);
     ASSERT_TRUE(s.success());
     EXPECT_EQ(s.value, 1u);  // the oldest comes back to run
     // 1 taken, then half of the 19 remaining (9) published in `mine`.
@@ -107,7 +128,7 @@ TEST(ChaseLevDeque, StealBatchRespectsTheCap) {
     Deque victim(64);
     Deque mine(4);
     for (std::uintptr_t i = 1; i <= 64; ++i) victim.push(i);
-    auto s = victim.steal_batch(mine, 4);
+    auto s = victim.stealer().steal_batch(mine, 4);
     ASSERT_TRUE(s.success());
     EXPECT_EQ(s.count, 4u);
     EXPECT_EQ(mine.size_estimate(), 3u);
@@ -118,12 +139,12 @@ TEST(ChaseLevDeque, StealBatchFromOneItemTakesOne) {
     Deque victim(4);
     Deque mine(4);
     victim.push(7);
-    auto s = victim.steal_batch(mine, 32);
+    auto s = victim.stealer().steal_batch(mine, 32);
     ASSERT_TRUE(s.success());
     EXPECT_EQ(s.value, 7u);
     EXPECT_EQ(s.count, 1u);
     EXPECT_TRUE(mine.empty_estimate());
-    EXPECT_EQ(victim.steal_batch(mine, 32).status, StealStatus::Empty);
+    EXPECT_EQ(victim.stealer().steal_batch(mine, 32).status, StealStatus::Empty);
 }
 
 // Exactly-once stress: one owner pushes N items (interleaving pops), T thieves steal, singly or
@@ -146,6 +167,7 @@ TEST_P(DequeStress, EveryItemExactlyOnce) {
 #endif
     std::vector<std::atomic<std::uint8_t>> taken(kItems + 1);
     Deque deque(2);
+    const Stealer stealer = deque.stealer();
     std::atomic<bool> owner_done{false};
     std::atomic<std::uint64_t> retries{0};
 
@@ -158,7 +180,7 @@ TEST_P(DequeStress, EveryItemExactlyOnce) {
             std::uint64_t my_retries = 0;
             for (;;) {
                 const bool done = owner_done.load(std::memory_order_acquire);
-                auto s = p.batch ? deque.steal_batch(mine, 16) : deque.steal();
+                auto s = p.batch ? stealer.steal_batch(mine, 16) : stealer.steal();
                 if (s.success()) {
                     take(s.value);
                     while (auto v = mine.pop()) take(*v);
@@ -218,6 +240,7 @@ TEST(ChaseLevDeque, LastItemRaceHasOneWinner) {
     const int kRounds = 300'000;
 #endif
     Deque deque(2);
+    const Stealer stealer = deque.stealer();
     std::atomic<int> round_go{-1};
     std::atomic<int> thief_got{0};
     std::atomic<bool> stop{false};
@@ -228,7 +251,7 @@ TEST(ChaseLevDeque, LastItemRaceHasOneWinner) {
             if (r == seen) continue;
             seen = r;
             for (int attempt = 0; attempt < 4; ++attempt) {
-                auto s = deque.steal();
+                auto s = stealer.steal();
                 if (s.success()) {
                     thief_got.fetch_add(1, std::memory_order_relaxed);
                     break;

@@ -7,9 +7,12 @@
 #include "core/range_executor.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <new>
@@ -49,6 +52,18 @@ RangeOptions with_hook(unsigned workers, std::function<void(unsigned)> hook) {
     RangeOptions o = options(workers);
     o.on_worker_start = std::move(hook);
     return o;
+}
+
+// Spins (yielding) until `flag` is set; false when it was not set within `limit`: a test that
+// waits for another worker's event fails instead of hanging until the ctest timeout.
+bool wait_until_set(const std::atomic<bool>& flag,
+                    std::chrono::seconds limit = std::chrono::seconds(30)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!flag.load(std::memory_order_acquire)) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::yield();
+    }
+    return true;
 }
 
 // Burns roughly `rounds` dependent multiply-adds; the result goes to a relaxed atomic so the
@@ -182,12 +197,13 @@ TEST(RangeExecutor, IdleWorkerStealsFromABusyOne) {
             const std::size_t share0_end = n / workers;
             std::atomic<bool> stolen_index_ran{false};
             std::atomic<bool> first_chunk{true};
+            bool timed_out = false;  // written and read by worker 0's thread, then after the call
             std::vector<std::atomic<int>> counts(n);
             const Status status = ex.parallel_for(n, [&](std::size_t b, std::size_t e, unsigned w) {
                 if (w == 0 && first_chunk.exchange(false, std::memory_order_relaxed)) {
-                    while (!stolen_index_ran.load(std::memory_order_acquire)) {
-                        std::this_thread::yield();  // waits for an event, not for time
-                    }
+                    // Waits for an event, not for time; the deadline only turns a steal that
+                    // never happens into a failure instead of a hang.
+                    timed_out = !wait_until_set(stolen_index_ran);
                 }
                 for (std::size_t i = b; i < e; ++i) {
                     counts[i].fetch_add(1, std::memory_order_relaxed);
@@ -197,6 +213,7 @@ TEST(RangeExecutor, IdleWorkerStealsFromABusyOne) {
                 }
             });
             ASSERT_TRUE(status.is_ok()) << status.to_string();
+            ASSERT_FALSE(timed_out) << "no other worker ran an index of worker 0's share";
             for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(counts[i].load(), 1) << i;
             const std::vector<RangeWorkerStats> stats = ex.stats();
             std::uint64_t steals = 0;
@@ -419,6 +436,76 @@ TEST(RangeExecutor, SpeedClassTieBreakKeepsExactlyOnce) {
                 run_and_check(ex, n);
             }
         }
+    }
+}
+
+// The tie-break itself: a thief facing two victims with equal remainders takes from the one last
+// seen on the slower CPU class. Worker 1 is pinned to a CPU the topology calls fast, worker 2 to
+// one it calls slow; both hold their first chunk until worker 0 (the caller) has emptied its
+// share and stolen once. The scan starts at worker 1 and keeps the first of equal remainders, so
+// without the tie-break worker 0 would steal from worker 1.
+TEST(RangeExecutor, SpeedClassTieBreakPrefersTheSlowerVictim) {
+    const std::vector<unsigned> allowed = CpuTopology::read().allowed();
+    if (allowed.size() < 2) {
+        if (std::getenv("CI") != nullptr) FAIL() << "needs 2 CPUs to pin workers to";
+        GTEST_SKIP() << "needs 2 CPUs to pin workers to";
+    }
+    const unsigned slow_cpu = allowed[0];
+    const unsigned fast_cpu = allowed[1];
+    std::vector<CpuInfo> cpus;
+    for (unsigned c : allowed) {
+        CpuInfo info;
+        info.id = c;
+        info.speed_class = c == slow_cpu ? 0 : 1;
+        cpus.push_back(info);
+    }
+    RangeOptions o = options(3);
+    o.topology =
+        std::make_shared<const CpuTopology>(CpuTopology::from_cpus(std::move(cpus), "test"));
+    std::atomic<bool> pinned_ok{true};
+    o.on_worker_start = [&](unsigned w) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w == 2 ? slow_cpu : fast_cpu, &set);
+        if (::sched_setaffinity(0, sizeof set, &set) != 0) pinned_ok.store(false);
+    };
+    for (int rep = 0; rep < kRepeats; ++rep) {
+        RangeExecutor ex(o);
+        ASSERT_TRUE(pinned_ok.load());
+        const std::size_t n = 3000;  // shares [0,1000) [1000,2000) [2000,3000)
+        std::atomic<int> helpers_holding{0};
+        std::atomic<bool> both_holding{false};
+        std::atomic<bool> stolen{false};
+        std::atomic<bool> first_chunk_1{true};
+        std::atomic<bool> first_chunk_2{true};
+        bool first0 = true;
+        bool timed_out = false;        // worker 0's thread, read after the call
+        std::size_t first_stolen = n;  // worker 0's thread: begin of its first stolen chunk
+        std::atomic<bool> helper_timed_out{false};
+        std::vector<std::atomic<int>> counts(n);
+        const Status status = ex.parallel_for(n, [&](std::size_t b, std::size_t e, unsigned w) {
+            if (w != 0 && (w == 1 ? first_chunk_1 : first_chunk_2).exchange(false)) {
+                if (helpers_holding.fetch_add(1) + 1 == 2) both_holding.store(true);
+                if (!wait_until_set(stolen)) helper_timed_out.store(true);
+            }
+            if (w == 0) {
+                if (first0) {
+                    first0 = false;
+                    if (!wait_until_set(both_holding)) timed_out = true;
+                }
+                if (b >= 1000 && first_stolen == n) {
+                    first_stolen = b;
+                    stolen.store(true, std::memory_order_release);
+                }
+            }
+            for (std::size_t i = b; i < e; ++i) counts[i].fetch_add(1, std::memory_order_relaxed);
+        });
+        stolen.store(true);
+        ASSERT_TRUE(status.is_ok()) << status.to_string();
+        ASSERT_FALSE(timed_out || helper_timed_out.load()) << "rep " << rep;
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(counts[i].load(), 1) << i;
+        EXPECT_GE(first_stolen, 2000u) << "stole from worker 1 (fast), not worker 2 (slow)";
+        EXPECT_LT(first_stolen, n);
     }
 }
 

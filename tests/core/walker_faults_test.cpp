@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -24,20 +25,22 @@ class FaultFs : public FsOps {
   public:
     enum class Op { Open, Read, Stat };
     FaultFs(Op op, std::string name, int err) : op_(op), name_(std::move(name)), err_(err) {}
+    // Runs on the failing thread each time the fault is injected, before the error returns.
+    std::function<void()> on_fault;
 
     int open_dir(int dirfd, const char* name) const noexcept override {
-        if (op_ == Op::Open && name_ == name) return -err_;
+        if (op_ == Op::Open && name_ == name) return fault();
         const int fd = FsOps::open_dir(dirfd, name);
         if (op_ == Op::Read && fd >= 0 && name_ == name) target_fd_.store(fd);
         return fd;
     }
     long read_dir(int fd, char* buf, std::size_t len) const noexcept override {
-        if (op_ == Op::Read && fd == target_fd_.load()) return -err_;
+        if (op_ == Op::Read && fd == target_fd_.load()) return fault();
         return FsOps::read_dir(fd, buf, len);
     }
     int stat_at(int dirfd, const char* name, core::FileStat& out,
                 bool probably_dir) const noexcept override {
-        if (op_ == Op::Stat && name_ == name) return -err_;
+        if (op_ == Op::Stat && name_ == name) return fault();
         return FsOps::stat_at(dirfd, name, out, probably_dir);
     }
     int close_fd(int fd) const noexcept override {
@@ -47,6 +50,10 @@ class FaultFs : public FsOps {
     }
 
   private:
+    int fault() const noexcept {
+        if (on_fault) on_fault();
+        return -err_;
+    }
     Op op_;
     std::string name_;
     int err_;
@@ -203,6 +210,34 @@ TEST(WalkerFaults, FatalErrorsStopTheWalk) {
             EXPECT_EQ(w.status.code().value(), c.err) << w.status.to_string();
             EXPECT_NE(w.status.message().find(c.name), std::string::npos) << w.status.message();
         }
+    }
+}
+
+// A user's cancel that arrives after a fatal error must not hide it. One worker, so nothing can
+// see the cancel and record it before the failing task returns its error.
+TEST(WalkerFaults, ACancelAfterAFatalErrorKeepsTheError) {
+    TempDir tmp;
+    const std::string root = make_fault_tree(tmp, 20, 10);
+    for (const bool by_token : {true, false}) {
+        FaultFs fs(FaultFs::Op::Stat, "file3", EIO);
+        WalkOptions o;
+        o.fs = &fs;
+        o.workers = 1;
+        o.result_batch = 16;
+        core::Walker walker(o);
+        fs.on_fault = [&] {
+            if (by_token) {
+                o.cancel.cancel();  // shared with the walker's copy of the options
+            } else {
+                walker.cancel();
+            }
+        };
+        const auto status = walker.run(root, [](std::span<WalkResult>) {  //
+            return core::Status::ok();
+        });
+        ASSERT_FALSE(status) << (by_token ? "token" : "Walker::cancel");
+        EXPECT_EQ(status.code().value(), EIO)
+            << (by_token ? "token: " : "Walker::cancel: ") << status.to_string();
     }
 }
 

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -44,7 +46,7 @@ PrimePool::Task bisect(std::uint64_t threshold) {
 std::uint64_t run_sum(PrimePool& pool, PrimeRange range, Status* status_out = nullptr) {
     std::uint64_t sum = 0;
     pool.submit(range);
-    Status st = pool.wait([&](std::span<std::uint64_t> batch) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> batch) {
         for (auto v : batch) sum += v;
         return Status::ok();
     });
@@ -56,6 +58,13 @@ struct SweepParams {
     unsigned workers;
     std::uint64_t threshold;
 };
+
+// Nodes of the tree bisect(threshold) makes over `r`: the number of tasks it runs.
+std::uint64_t bisection_nodes(PrimeRange r, std::uint64_t threshold) {
+    if (r.is_leaf(threshold)) return 1;
+    auto [left, right] = r.split();
+    return 1 + bisection_nodes(left, threshold) + bisection_nodes(right, threshold);
+}
 
 class PoolPrimeSweep : public ::testing::TestWithParam<SweepParams> {};
 
@@ -74,8 +83,9 @@ TEST_P(PoolPrimeSweep, CountEqualsSequential) {
     }
     std::uint64_t tasks = 0;
     for (const auto& s : pool.stats()) tasks += s.tasks_run;
-    // A bisection tree over kHi numbers with leaves <= threshold: every node ran exactly once.
-    EXPECT_GE(tasks, 3 * ((kHi + threshold - 1) / std::max<std::uint64_t>(threshold, 1)));
+    // The bisection tree over kHi numbers with leaves <= threshold: every node ran exactly once
+    // in each of the 3 runs.
+    EXPECT_EQ(tasks, 3 * bisection_nodes({0, kHi}, threshold));
 }
 
 std::vector<SweepParams> sweep() {
@@ -96,7 +106,8 @@ INSTANTIATE_TEST_SUITE_P(WorkersThresholds, PoolPrimeSweep, ::testing::ValuesIn(
 
 TEST(WorkerPool, EmptyWaitReturnsOk) {
     PrimePool pool({.workers = 2}, bisect(10));
-    EXPECT_TRUE(pool.wait([](std::span<std::uint64_t>) { return Status::ok(); }).is_ok());
+    EXPECT_TRUE(
+        pool.consume_until_done([](std::span<std::uint64_t>) { return Status::ok(); }).is_ok());
 }
 
 TEST(WorkerPool, ManySeedsAllCounted) {
@@ -107,7 +118,7 @@ TEST(WorkerPool, ManySeedsAllCounted) {
         expected += count_primes(lo, lo + 1000);
     }
     std::uint64_t sum = 0;
-    Status st = pool.wait([&](std::span<std::uint64_t> b) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> b) {
         for (auto v : b) sum += v;
         return Status::ok();
     });
@@ -115,9 +126,9 @@ TEST(WorkerPool, ManySeedsAllCounted) {
     EXPECT_EQ(sum, expected);
 }
 
-// A task fails at one item: wait() returns that error, quickly, and no task starts after the
-// stop: a task that sees stop_requested() on entry passed the pool's start check just before the
-// stop, which can happen at most once per worker.
+// A task fails at one item: consume_until_done() returns that error, quickly, and no task starts
+// after the stop: a task that sees stop_requested() on entry passed the pool's start check just
+// before the stop, which can happen at most once per worker.
 TEST(WorkerPool, FirstErrorStopsEveryoneAndIsReturned) {
     for (unsigned workers : {1u, 2u, 4u, 8u}) {
         std::atomic<int> started_after_stop{0};
@@ -174,7 +185,7 @@ TEST(WorkerPool, ConsumerFailureStopsThePool) {
     PrimePool pool({.workers = 2, .result_batch = 16}, bisect(1));
     int batches = 0;
     pool.submit({0, 1 << 22});
-    Status st = pool.wait([&](std::span<std::uint64_t>) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
         ++batches;
         return Status::from_errno(ENOSPC, "disk full");
     });
@@ -216,13 +227,81 @@ TEST(WorkerPool, RequestStopFromAnotherThread) {
         first_batch.wait(false);
         pool.request_stop();
     });
-    Status st = pool.wait([&](std::span<std::uint64_t>) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
         first_batch.store(true);
         first_batch.notify_one();
         return Status::ok();
     });
     canceller.join();
     EXPECT_EQ(st.code(), std::make_error_code(std::errc::operation_canceled));
+}
+
+// A one-shot event with a bounded wait: a test that waits for it fails instead of hanging.
+class Signal {
+  public:
+    void set() {
+        {
+            std::lock_guard lock(mutex_);
+            set_ = true;
+        }
+        cv_.notify_all();
+    }
+    [[nodiscard]] bool wait_for(std::chrono::seconds limit) {
+        std::unique_lock lock(mutex_);
+        return cv_.wait_for(lock, limit, [&] { return set_; });
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool set_ = false;
+};
+
+// Stop means stop: after a stop, batches already queued for the consumer are dropped, not
+// consumed. One task hands over a one-result batch, waits until the consumer holds it, then
+// queues 7 more; the consumer, at its first batch, waits until the stop has happened (a cancel
+// it makes itself, or the task's error recorded), and must not be called again.
+TEST(WorkerPool, QueuedBatchesAreDroppedAfterAStop) {
+    constexpr int kBatches = 8;
+    for (const bool by_error : {false, true}) {
+        SCOPED_TRACE(by_error ? "task error" : "request_stop");
+        std::atomic<bool> task_returned{false};
+        Signal consuming;  // the consumer holds the first batch
+        Signal stopped;
+        PoolOptions opt;
+        opt.workers = 1;
+        opt.result_batch = 1;
+        opt.queued_batches = 4 * kBatches;  // room for every batch: the task never blocks
+        // After the task returned, the worker's next search starts only after run() recorded
+        // the task's error (fail()).
+        opt.on_transition = [&](unsigned, PoolEvent event) {
+            if (event == PoolEvent::StartSearch && task_returned.load()) stopped.set();
+        };
+        PrimePool pool(opt, [&](PrimeRange&, PrimePool::Context& ctx) -> Status {
+            ctx.emit(1);
+            EXPECT_TRUE(consuming.wait_for(std::chrono::seconds(30)));
+            for (int i = 1; i < kBatches; ++i) ctx.emit(1);
+            task_returned.store(true);
+            return by_error ? Status::from_errno(EIO, "task failed") : Status::ok();
+        });
+        int calls = 0;
+        pool.submit({0, 1});
+        const Status st = pool.consume_until_done([&](std::span<std::uint64_t>) {
+            if (++calls == 1) {
+                consuming.set();
+                // Once the task returned, every batch is queued (the queue has room).
+                EXPECT_TRUE(stopped.wait_for(std::chrono::seconds(30)));
+                if (!by_error) pool.request_stop();
+            }
+            return Status::ok();
+        });
+        EXPECT_EQ(calls, 1) << "batches consumed after the stop";
+        if (by_error) {
+            EXPECT_EQ(st.code(), std::error_code(EIO, std::generic_category()));
+        } else {
+            EXPECT_EQ(st.code(), std::make_error_code(std::errc::operation_canceled));
+        }
+    }
 }
 
 // Termination under injected delays at every idle/active transition: workers go idle and come
@@ -321,7 +400,7 @@ TEST(WorkerPool, SlowConsumerBoundsResultsInFlight) {
     std::uint64_t consumed = 0;
     std::uint64_t max_in_flight = 0;
     pool.submit({0, 20'000});
-    Status st = pool.wait([&](std::span<std::uint64_t> b) {
+    Status st = pool.consume_until_done([&](std::span<std::uint64_t> b) {
         // Stall on the first batches long enough for producers to fill every buffer.
         if (consumed < 5 * kBatch) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         consumed += b.size();
@@ -365,7 +444,7 @@ TEST(WorkerPool, MoveOnlyItemsAndResults) {
     });
     pool.submit(std::make_unique<int>(10));
     std::size_t count = 0;
-    ASSERT_TRUE(pool.wait([&](std::span<std::string> b) {
+    ASSERT_TRUE(pool.consume_until_done([&](std::span<std::string> b) {
                         count += b.size();
                         return Status::ok();
                     })

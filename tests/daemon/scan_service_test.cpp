@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
+#include "core/fs_ops.hpp"
 #include "daemon/index_queries.hpp"
 #include "daemon/scan_root.hpp"
 #include "daemon/thread_priority.hpp"
@@ -289,6 +291,47 @@ TEST(ScanService, CancelMidWalkStopsTheWalk) {
     ASSERT_TRUE(service->wait_idle(60s));
     EXPECT_EQ(job->state(), ipc::ScanState::Cancelled);
     EXPECT_LT(job->info().entries, f.entries + 20 * 51 + 1);
+}
+
+// Fails the stat of one name with EIO and calls `on_fault` first (on the walker's thread).
+class FailingStatFs : public core::FsOps {
+  public:
+    FailingStatFs(std::string name, std::function<void()> on_fault)
+        : name_(std::move(name)), on_fault_(std::move(on_fault)) {}
+    int stat_at(int dirfd, const char* name, core::FileStat& out,
+                bool probably_dir) const noexcept override {
+        if (name_ != name) return core::FsOps::stat_at(dirfd, name, out, probably_dir);
+        on_fault_();
+        return -EIO;
+    }
+
+  private:
+    std::string name_;
+    std::function<void()> on_fault_;
+};
+
+// A user's cancel that comes after a fatal walk error does not turn the scan into "cancelled":
+// the first fatal error wins, in the job and in the database.
+TEST(ScanService, ACancelAfterAFatalErrorRecordsTheError) {
+    Fixture f;
+    test::write_file(f.tree + "/dir0/victim", 10);
+    ScanService* service_ptr = nullptr;  // set before the scan starts, read on its thread
+    FailingStatFs fs("victim", [&] { (void)service_ptr->cancel(std::nullopt, false); });
+    ScanServiceOptions options;
+    options.db_path = f.db;
+    options.settings.workers = 1;  // nothing else can see the cancel before the error returns
+    options.fs = &fs;
+    std::unique_ptr<ScanService> service;
+    ASSERT_TRUE(ScanService::open(std::move(options), &service));
+    service_ptr = service.get();
+    auto job = enqueue_ok(*service, f.tree);
+    ASSERT_TRUE(service->wait_idle(60s));
+    EXPECT_EQ(job->state(), ipc::ScanState::Failed);
+    EXPECT_NE(job->info().error.find("victim"), std::string::npos) << job->info().error;
+    service->stop();
+    const auto scans = f.scans_in_db();
+    ASSERT_EQ(scans.size(), 1u);
+    EXPECT_EQ(scans[0].state, ipc::ScanState::Failed);
 }
 
 TEST(ScanService, StatusShowsLiveProgress) {

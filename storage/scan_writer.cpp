@@ -349,7 +349,7 @@ core::Status ScanWriter::begin(std::string_view root, const ScanOptions& options
     pending_.reserve(options_.rows_per_transaction);
     release_scan_memory();
     reused_dirs_ = reused_rows_ = 0;
-    failed_ = {};
+    first_write_error_ = {};
     if (auto s = load_old_dirs(); !s) return s;
     start_checkpointer();
     return {};
@@ -417,7 +417,7 @@ void ScanWriter::stop_checkpointer() {
 
 core::Status ScanWriter::write(std::span<core::WalkResult> batch) {
     if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "write without a scan");
-    if (!failed_) return failed_;
+    if (!first_write_error_) return first_write_error_;
     if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
     for (core::WalkResult& r : batch) {
         if (auto s = accept(r); !s) return s;
@@ -528,7 +528,7 @@ void ScanWriter::resolve_dir(std::uint64_t walk_id) {
 }
 
 core::Status ScanWriter::flush_if_due() {
-    if (!failed_) return failed_;
+    if (!first_write_error_) return first_write_error_;
     if (pending_.empty()) return {};
     if (std::chrono::steady_clock::now() - pending_since_ < options_.max_transaction_age) {
         return {};
@@ -577,9 +577,10 @@ core::Status ScanWriter::flush() {
     for (core::WalkResult& r : pending_) recycle_path(r.path);
     pending_.clear();
     if (!s) {
-        failed_ = core::Status(s.code(), "index write failed for scan " + std::to_string(scan_id_) +
-                                             " of " + root_ + ": " + s.message());
-        return failed_;
+        first_write_error_ =
+            core::Status(s.code(), "index write failed for scan " + std::to_string(scan_id_) +
+                                       " of " + root_ + ": " + s.message());
+        return first_write_error_;
     }
     return {};
 }
@@ -633,7 +634,7 @@ core::Status ScanWriter::insert_staged_rows() {
 
 core::Status ScanWriter::complete() {
     if (scan_id_ == 0) return storage_status(StorageErrc::no_scan, "complete without a scan");
-    core::Status s = failed_;
+    core::Status s = first_write_error_;
     // Every directory's records have arrived (the walk finished); a count that never matched
     // would be a walker bug: write such a directory rather than lose its rows.
     while (!open_dirs_.empty()) {

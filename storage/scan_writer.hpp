@@ -233,7 +233,7 @@ class ScanWriter {
     };
     std::vector<SortKey> order_;
     std::chrono::steady_clock::time_point pending_since_;
-    core::Status failed_;  // sticky: the first write error of this scan
+    core::Status first_write_error_;  // sticky: the first write error of this scan
     double swap_seconds_ = 0;
     double gc_seconds_ = 0;
 };

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "tests/cli/support/fixture.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -105,9 +106,9 @@ std::uint64_t apparent_size(const std::string& path) {
 class RealUsers : public EndToEnd {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) GTEST_SKIP() << "needs root (useradd, a root daemon)";
+        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (useradd, a root daemon)";
         if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-            GTEST_SKIP() << "needs useradd and setpriv";
+            WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs useradd and setpriv";
         }
         // Unique names (pid), short enough for useradd's 32-character limit.
         const std::string tag = std::to_string(::getpid());

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/primes.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::core {
 namespace {
@@ -446,10 +447,7 @@ TEST(RangeExecutor, SpeedClassTieBreakKeepsExactlyOnce) {
 // without the tie-break worker 0 would steal from worker 1.
 TEST(RangeExecutor, SpeedClassTieBreakPrefersTheSlowerVictim) {
     const std::vector<unsigned> allowed = CpuTopology::read().allowed();
-    if (allowed.size() < 2) {
-        if (std::getenv("CI") != nullptr) FAIL() << "needs 2 CPUs to pin workers to";
-        GTEST_SKIP() << "needs 2 CPUs to pin workers to";
-    }
+    if (allowed.size() < 2) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs 2 CPUs to pin workers to";
     const unsigned slow_cpu = allowed[0];
     const unsigned fast_cpu = allowed[1];
     std::vector<CpuInfo> cpus;

@@ -5,6 +5,7 @@
 
 #include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::test {
 namespace {
@@ -46,7 +47,7 @@ std::optional<AsNobody> walk_as_nobody(const std::string& root) {
 }
 
 TEST(WalkerPermissions, UnreadableUntraversableAndLockedDirectories) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to nobody";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to drop to nobody";
     TempDir tmp;
     const std::string root = tmp / "perm";
     make_dir(root);
@@ -105,10 +106,11 @@ TEST(WalkerPermissions, UnreadableUntraversableAndLockedDirectories) {
 }
 
 TEST(WalkerPermissions, MktreeLockedDirectoriesAsNobody) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop to nobody";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to drop to nobody";
     TempDir tmp;
     const std::string root = tmp / "tree";
-    if (!make_tree(root, 3000, "balanced", "--unreadable 5")) GTEST_SKIP() << "no mktree.py";
+    if (!make_tree(root, 3000, "balanced", "--unreadable 5"))
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "no mktree.py";
     const auto got = walk_as_nobody(root);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(got->walk.status_errno, 0);

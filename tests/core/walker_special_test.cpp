@@ -17,6 +17,7 @@
 
 #include "core/walker.hpp"
 #include "tests/core/support/walk_support.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::test {
 namespace {
@@ -90,7 +91,7 @@ std::optional<std::string> in_mount_namespace(const std::function<std::string()>
 }
 
 TEST(WalkerSpecial, BindMountLoopIsElooP) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root for mount namespaces";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root for mount namespaces";
     TempDir tmp;
     const std::string root = tmp / "m";
     make_dir(root);
@@ -117,7 +118,7 @@ TEST(WalkerSpecial, BindMountLoopIsElooP) {
 }
 
 TEST(WalkerSpecial, OneFileSystemAndPruneFsInANamespace) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root for mount namespaces";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root for mount namespaces";
     TempDir tmp;
     const std::string root = tmp / "fs";
     make_dir(root);
@@ -148,7 +149,7 @@ TEST(WalkerSpecial, OneFileSystemAndPruneFsInANamespace) {
 // Times that 64-bit nanoseconds cannot hold (tmpfs keeps any 64-bit second) come out as the
 // nearest end, not as an overflowed value; a file and a directory (statx) alike.
 TEST(WalkerSpecial, TimesOutsideWhatNanosecondsHoldSaturate) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root for mount namespaces";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root for mount namespaces";
     TempDir tmp;
     const std::string root = tmp / "times";
     make_dir(root);
@@ -198,7 +199,7 @@ TEST(WalkerSpecial, TimesOutsideWhatNanosecondsHoldSaturate) {
 TEST(WalkerSpecial, DeepTreesUnderTinyFdLimit) {
     TempDir tmp;
     const std::string deep = tmp / "deep";
-    if (!make_tree(deep, 4000, "deep")) GTEST_SKIP() << "mktree.py not available";
+    if (!make_tree(deep, 4000, "deep")) WSINDEX_SKIP_OR_FAIL_IN_CI() << "mktree.py not available";
     // A binary-ish chain: each level has "a" (goes on) and "b" (a leaf with a file), so whichever
     // the walk takes first, the other pins its parent's fd unless the budget says otherwise.
     const std::string bushy = tmp / "bushy";

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/core/support/walk_support.hpp"
+#include "tests/support/prerequisite.hpp"
 
 namespace wsindex::test {
 namespace {
@@ -99,7 +100,8 @@ TEST_P(WalkerShapes, MatchesFindAndLstat) {
     const auto& [shape, n] = GetParam();
     TempDir tmp;
     const std::string root = tmp / "tree";
-    if (!make_tree(root, n, shape)) GTEST_SKIP() << "shared/bench/mktree.py not available";
+    if (!make_tree(root, n, shape))
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "shared/bench/mktree.py not available";
     const int fds_before = open_fd_count();
     const Walked w = walk(root);
     expect_matches_find_and_lstat(root, w);
@@ -151,7 +153,8 @@ TEST_P(WalkerNamesOnly, RecordsRebuildTheSameWalk) {
     const auto& [shape, n] = GetParam();
     TempDir tmp;
     const std::string root = tmp / "tree";
-    if (!make_tree(root, n, shape)) GTEST_SKIP() << "shared/bench/mktree.py not available";
+    if (!make_tree(root, n, shape))
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "shared/bench/mktree.py not available";
     expect_names_only_walk_equals_full_walk(root, walk(root));
 }
 
@@ -343,7 +346,8 @@ TEST(Walker, CancelFromConsumerAndBeforeRun) {
 TEST(Walker, SingleWorkerAndManyWorkersAgree) {
     TempDir tmp;
     const std::string root = tmp / "tree";
-    if (!make_tree(root, 2000, "balanced")) GTEST_SKIP() << "mktree.py not available";
+    if (!make_tree(root, 2000, "balanced"))
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "mktree.py not available";
     for (unsigned workers : {1u, 3u, 8u}) {
         WalkOptions o;
         o.workers = workers;

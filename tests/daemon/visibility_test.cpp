@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/prerequisite.hpp"
+
 namespace wsindex::daemon {
 namespace {
 
@@ -273,7 +275,8 @@ std::vector<bool> kernel_can_list(const Identity& who, const std::vector<std::st
 }
 
 TEST(VisibilityAsRoot, FilterAgreesWithTheKernelForRealUsers) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners and drop privileges";
+    if (::geteuid() != 0)
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to create owners and drop privileges";
     // Numeric ids need no passwd entries: the kernel checks numbers. 65534 is nobody.
     constexpr uid_t kUser = 61001;
     constexpr gid_t kUserGroup = 61001, kSupp = 61002, kOtherGroup = 61003;
@@ -373,7 +376,7 @@ struct ChainRemover {
 };
 
 TEST(VisibilityAsRoot, PathsLongerThanPathMaxAreJudgedLikeShortOnes) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners";
+    if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to create owners";
     // A chain of directories made through descriptors (the kernel refuses such paths whole),
     // all 0755 but one 0700 level past PATH_MAX: nobody sees everything down to that level's
     // entry and nothing below it. Past 2 * PATH_MAX, so the deepest paths take three pieces.
@@ -428,8 +431,10 @@ bool setfacl(const std::vector<std::string>& args, const fs::path& path) {
 }
 
 TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to create owners and drop privileges";
-    if (std::system("command -v setfacl >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs setfacl";
+    if (::geteuid() != 0)
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root to create owners and drop privileges";
+    if (std::system("command -v setfacl >/dev/null 2>&1") != 0)
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs setfacl";
     constexpr uid_t kUser = 61011;
     constexpr gid_t kUserGroup = 61011, kSupp = 61012, kOtherGroup = 61013;
     const std::vector<Identity> who = {
@@ -441,7 +446,7 @@ TEST(VisibilityAsRoot, PosixAclsAgreeWithTheKernel) {
     ASSERT_EQ(::chmod(root.c_str(), 0755), 0);
     if (!setfacl({"-m", "u:" + std::to_string(kUser) + ":rx"}, root) || !setfacl({"-b"}, root)) {
         fs::remove_all(root);
-        GTEST_SKIP() << "no POSIX ACLs on " << root;
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "no POSIX ACLs on " << root;
     }
     struct Spec {
         const char* rel;

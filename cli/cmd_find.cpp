@@ -5,7 +5,7 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 #include "ipc/find_reply_reader.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/path_text.hpp"
@@ -40,7 +40,7 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
     params.min_size = range.min;
     params.max_size = range.max;
     if (!options.newer.empty()) {
-        auto when = parse_time(options.newer, ipc::wall_clock_ns(), error);
+        auto when = parse_time(options.newer, core::wall_clock_ns(), error);
         if (!when) return code = usage_error(ctx, error), std::nullopt;
         params.newer_ns = *when;
     }

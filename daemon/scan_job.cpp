@@ -2,14 +2,14 @@
 #include "daemon/scan_job.hpp"
 
 #include "core/worker_pool.hpp"
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 
 namespace wsindex::daemon {
 
 void ScanJob::mark_running() {
     std::lock_guard lock(mutex_);
     state_ = ipc::ScanState::Running;
-    started_ns_ = ipc::wall_clock_ns();
+    started_ns_ = core::wall_clock_ns();
     started_ = std::chrono::steady_clock::now();
 }
 
@@ -35,7 +35,7 @@ void ScanJob::finish(ipc::ScanState state, std::string error) {
     std::lock_guard lock(mutex_);
     if (state_ == ipc::ScanState::Running) elapsed_ = std::chrono::steady_clock::now() - started_;
     state_ = state;
-    finished_ns_ = ipc::wall_clock_ns();
+    finished_ns_ = core::wall_clock_ns();
     error_ = std::move(error);
 }
 

@@ -11,7 +11,7 @@
 #include "daemon/scan_root.hpp"
 #include "daemon/thread_priority.hpp"
 #include "ipc/bytes_codec.hpp"
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 #include "storage/statement.hpp"
 
 namespace wsindex::daemon {
@@ -194,7 +194,7 @@ void ScanService::stop() {
 
 void ScanService::rebuild_due_locked() {
     const Clock::time_point now = Clock::now();
-    const std::int64_t now_ns = ipc::wall_clock_ns();
+    const std::int64_t now_ns = core::wall_clock_ns();
     std::vector<Due> due;
     for (const ScheduledRoot& root : options_.settings.roots) {
         Due d{root, root.path, now};
@@ -223,7 +223,7 @@ void ScanService::rebuild_due_locked() {
 }
 
 void ScanService::reschedule_locked(const std::string& root, bool completed) {
-    if (completed) last_done_ns_[root] = ipc::wall_clock_ns();
+    if (completed) last_done_ns_[root] = core::wall_clock_ns();
     for (Due& d : due_) {
         if (d.canonical != root) continue;
         if (d.root.interval.count() > 0) {

@@ -9,7 +9,7 @@
 
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -51,7 +51,7 @@ core::Status ScanService::open_writer() {
 
 core::Status ScanService::set_aside(const storage::IndexCheck& check) {
     IndexRebuild rebuild;
-    rebuild.at_ns = ipc::wall_clock_ns();
+    rebuild.at_ns = core::wall_clock_ns();
     rebuild.detail = check.detail;
     rebuild.roots = top_level(check.roots);
     // Until queue_rebuild_locked() counts the scans it queued: status must not show a finished

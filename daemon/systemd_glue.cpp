@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 
 namespace wsindex::daemon {
 
@@ -79,7 +79,7 @@ bool notify_ready() { return send("READY=1"); }
 bool notify_reloading() {
     // systemd >= 253 (Type=notify-reload) needs MONOTONIC_USEC to match the reload to the
     // signal; older managers ignore the extra field.
-    return send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(ipc::monotonic_ns() / 1000));
+    return send("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(core::monotonic_ns() / 1000));
 }
 
 bool notify_stopping() { return send("STOPPING=1"); }

@@ -44,6 +44,7 @@
 #include "storage/byte_arena.hpp"
 #include "storage/checkpointer.hpp"
 #include "storage/database.hpp"
+#include "storage/path_range.hpp"
 #include "storage/tree_totals.hpp"
 #include "storage/writer_lock.hpp"
 
@@ -131,7 +132,20 @@ class ScanWriter {
     void resolve_dir(std::uint64_t walk_id);
     [[nodiscard]] bool incremental() const { return !old_dirs_.empty(); }
     core::Status insert_row(core::WalkResult& r);
+    // The swap (scan_swap.cpp): one transaction, the steps in this order.
+    struct SwapPlan;
     core::Status swap_in();
+    // 1. A subtree rescan reads its ancestors' totals and the old root's contribution.
+    core::Status swap_read_ancestors(const PrefixRange& range, SwapPlan& plan);
+    // 2. Deletes the replaced directories (to garbage), roots below, the old root entry, and
+    //    earlier errors in the range.
+    core::Status swap_delete_replaced(const PrefixRange& range);
+    // 3. Inserts the new root entry and the new (or changed reused) directories with totals.
+    core::Status swap_insert_new();
+    // 4. Adjusts every ancestor's totals: additive part by the difference, multi-link recounted.
+    core::Status swap_adjust_ancestors(SwapPlan& plan);
+    // 5. Marks the scan complete; moves the index generation if any key may have changed.
+    core::Status swap_mark_complete();
     core::Status mark_finished(const char* state, const std::string& error);
     std::int64_t gid(std::uint64_t walk_id) const {
         return base_ + static_cast<std::int64_t>(walk_id) - 1;

@@ -1,4 +1,4 @@
-// The two clocks of the protocol: wall time (timestamps on the wire, in the index) and the
+// The two clocks of the project: wall time (timestamps on the wire and in the index) and the
 // monotonic clock (durations, and the MONOTONIC_USEC systemd wants).
 #pragma once
 
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace wsindex::ipc {
+namespace wsindex::core {
 
 // Nanoseconds since the Unix epoch, now (CLOCK_REALTIME: jumps when the clock is set).
 inline std::int64_t wall_clock_ns() {
@@ -23,4 +23,4 @@ inline std::int64_t monotonic_ns() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-}  // namespace wsindex::ipc
+}  // namespace wsindex::core

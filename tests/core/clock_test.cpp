@@ -1,12 +1,12 @@
 // Tests of the protocol's clocks: each reads the clock its name says (sandwiched between two
 // reads of the std::chrono clock on the same kernel clock), in nanoseconds.
-#include "ipc/clock.hpp"
+#include "core/clock.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace wsindex::ipc {
+namespace wsindex::core {
 namespace {
 
 template <class Clock>
@@ -33,4 +33,4 @@ TEST(Clock, MonotonicIsTheSteadyClockInNanoseconds) {
 }
 
 }  // namespace
-}  // namespace wsindex::ipc
+}  // namespace wsindex::core

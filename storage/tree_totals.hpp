@@ -4,6 +4,19 @@
 // entry below it; files counts the non-directory entries below it; dirs counts the directories
 // below it (not A). An inode with more than one link (by dev, ino) counts once per directory
 // total however many of its names lie below that directory.
+//
+// Why totals are computed in three places, each for what only it can do:
+//   1. Here, in memory during a scan: every directory of the scanned subtree, from the rows as
+//      they stream by (no query; the dirs rows are written with their totals once).
+//   2. In the swap (scan_swap.cpp, steps 1 and 4): the ancestors *above* a subtree rescan,
+//      which the scan never walked. Their additive part is adjusted by the difference; their
+//      multi-link part (an inode counted once per total) is not additive and is recounted
+//      from the `links` table, so a hard link across the subtree's edge is counted once.
+//   3. storage/visible_totals: the same definitions restricted to what one caller may see,
+//      recomputed from entries only when the caller may not list the whole subtree (the
+//      stored totals would reveal the size of what is hidden).
+// A change to the definitions changes all three; tests/storage/totals_test.cpp compares 1 and
+// 2 with a fresh scan, and the visibility tests compare 3 with `du` run as the caller.
 #pragma once
 
 #include <cstdint>

@@ -48,7 +48,7 @@ class ScanJob {
 
     // Per-worker pool counters and the walker pool's hand-off queue (result batches the workers
     // handed off that the scan thread, the walk's consumer, has not taken yet; not the
-    // BatchWriter's own queue): live while the walk runs, the final values after it, empty
+    // ScanIngest's own queue): live while the walk runs, the final values after it, empty
     // before it started.
     struct PoolStats {
         std::vector<ipc::PoolWorkerStatus> workers;

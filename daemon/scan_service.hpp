@@ -10,7 +10,7 @@
 //   that prompted the request.
 // - One thread: the scan thread pops a job, runs the Walker (its workers are created by this
 //   thread, so they inherit its low CPU and idle I/O priority, see thread_priority.hpp) and
-//   feeds the BatchWriter, which owns the write connection. Nothing here runs on the io thread:
+//   feeds the ScanIngest, which owns the write connection. Nothing here runs on the io thread:
 //   enqueue, cancel and snapshot only take a mutex briefly.
 // - Cancel sets the running job's CancelToken (the walk stops at its next task) and the writer
 //   records the scan as cancelled, leaving the previous index of that root untouched. Queued
@@ -38,8 +38,8 @@
 #include "core/status.hpp"
 #include "daemon/scan_job.hpp"
 #include "ipc/result.hpp"
-#include "storage/batch_writer.hpp"
 #include "storage/index_damage.hpp"
+#include "storage/scan_ingest.hpp"
 
 namespace wsindex::daemon {
 
@@ -73,7 +73,7 @@ struct ScanServiceOptions {
     std::size_t max_queued = 64;
     // nice 10 and the idle I/O class for the scan thread and everything it starts.
     bool low_priority = true;
-    storage::BatchWriterOptions writer;
+    storage::ScanIngestOptions writer;
     std::size_t result_batch = 1024;  // WalkOptions::result_batch (tests make it small)
     const core::FsOps* fs = nullptr;  // WalkOptions::fs (tests inject slow or failing calls)
     // Called after every state change of a job (queued, started, ended), without locks held, on
@@ -169,7 +169,7 @@ class ScanService {
     std::shared_ptr<ScanJob> enqueue_locked(std::string root, ScanOrigin origin, bool* added);
 
     ScanServiceOptions options_;  // settings guarded by mutex_; the rest immutable after open
-    std::unique_ptr<storage::BatchWriter> writer_;  // scan thread only (after open)
+    std::unique_ptr<storage::ScanIngest> writer_;  // scan thread only (after open)
 
     mutable std::mutex mutex_;
     mutable std::condition_variable wake_;        // queue, stop or schedule changed

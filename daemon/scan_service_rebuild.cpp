@@ -7,9 +7,9 @@
 // to open the new one.
 #include <spdlog/spdlog.h>
 
+#include "core/clock.hpp"
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
-#include "core/clock.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -37,14 +37,14 @@ core::Status ScanService::open_writer() {
     if (check.damaged) {
         if (auto st = set_aside(check); !st) return st;
     }
-    core::Status opened = storage::BatchWriter::open(db, options_.writer, &writer_);
+    core::Status opened = storage::ScanIngest::open(db, options_.writer, &writer_);
     if (!opened && storage::is_damage(opened) && !check.damaged) {
         // quick_check passed, but the schema or the recovery at open met damage.
         writer_.reset();
         check.damaged = true;
         check.detail = opened.to_string();
         if (auto st = set_aside(check); !st) return st;
-        opened = storage::BatchWriter::open(db, options_.writer, &writer_);
+        opened = storage::ScanIngest::open(db, options_.writer, &writer_);
     }
     return opened;
 }
@@ -107,14 +107,14 @@ void ScanService::handle_reported_damage() {
     writer_.reset();  // closes the write connection; readers keep reading the old file
     if (auto st = set_aside(check); !st) {
         // Keep going on the damaged file rather than not at all; the next report retries.
-        if (auto reopened = storage::BatchWriter::open(options_.db_path, options_.writer, &writer_);
+        if (auto reopened = storage::ScanIngest::open(options_.db_path, options_.writer, &writer_);
             !reopened) {
             spdlog::critical("the index {} cannot be opened again: {}", options_.db_path,
                              reopened.to_string());
         }
         return;
     }
-    if (auto st = storage::BatchWriter::open(options_.db_path, options_.writer, &writer_); !st) {
+    if (auto st = storage::ScanIngest::open(options_.db_path, options_.writer, &writer_); !st) {
         spdlog::critical("a new index {} cannot be created: {}", options_.db_path, st.to_string());
         return;
     }

@@ -2,7 +2,7 @@
 // the atomic swap at completion, cleanup of failed scans, and crash recovery at open.
 //
 // Not thread-safe: exactly one thread (the writer thread, or the walk's consumer thread when
-// writing inline) calls every member. BatchWriter adds the thread and the bounded queue.
+// writing inline) calls every member. ScanIngest adds the thread and the bounded queue.
 //
 // How a scan stays invisible until it completes:
 //   - `begin` reserves a fresh range of global directory ids [dir_base, ...) for the scan and

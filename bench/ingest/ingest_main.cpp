@@ -1,4 +1,4 @@
-// wsbench-ingest: walk ROOT with the parallel walker and ingest into --db through BatchWriter,
+// wsbench-ingest: walk ROOT with the parallel walker and ingest into --db through ScanIngest,
 // the daemon's code path; one JSON line: entries, errors, seconds, db_bytes, peak RSS.
 //
 //   wsbench-ingest ROOT --db FILE [--workers N] [--inline] [--rows-per-txn N] [--replay]
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "core/walker.hpp"
-#include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
+#include "storage/scan_ingest.hpp"
 
 namespace {
 
@@ -64,13 +64,13 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     root = normalize_root(root);
-    wsindex::storage::BatchWriterOptions options;
+    wsindex::storage::ScanIngestOptions options;
     options.threaded = threaded && !inline_flag;
     options.scan.rows_per_transaction = rows_per_txn;
     if (checkpoint_ms >= 0)
         options.scan.checkpoint_period = std::chrono::milliseconds(checkpoint_ms);
-    std::unique_ptr<wsindex::storage::BatchWriter> writer;
-    if (Status s = wsindex::storage::BatchWriter::open(db_path, options, &writer); !s) {
+    std::unique_ptr<wsindex::storage::ScanIngest> writer;
+    if (Status s = wsindex::storage::ScanIngest::open(db_path, options, &writer); !s) {
         std::fprintf(stderr, "wsbench-ingest: %s\n", s.to_string().c_str());
         return 1;
     }

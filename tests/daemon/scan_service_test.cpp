@@ -424,7 +424,7 @@ TEST(ScanService, ScanThreadsRunAtLowPriority) {
     service->stop();
     EXPECT_EQ(nice_on_scan_thread, 10);
     EXPECT_EQ(io_on_scan_thread, IoClass::Idle);
-    // The scan thread and both walker workers (and the writer thread, when the BatchWriter is
+    // The scan thread and both walker workers (and the writer thread, when the ScanIngest is
     // threaded; it writes inline on the scan thread by default) run at nice 10.
     EXPECT_GE(low_threads, 3);
 }

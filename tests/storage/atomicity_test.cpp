@@ -8,8 +8,8 @@
 #include <chrono>
 #include <thread>
 
-#include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
+#include "storage/scan_ingest.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -53,7 +53,7 @@ struct Fixture {
     std::string db_path = dir / "index.db";
 };
 
-core::Status scan_batched(BatchWriter& w, const std::string& root, std::size_t batch = 50) {
+core::Status scan_batched(ScanIngest& w, const std::string& root, std::size_t batch = 50) {
     if (auto s = w.begin(root); !s) return s;
     auto results = test::walk_tree(root);
     test::shuffle_results(&results, 11);
@@ -131,11 +131,11 @@ TEST(Atomicity, ConcurrentReaderSeesOnlyOldOrNew) {
            std::chrono::steady_clock::now() < deadline) {
         std::this_thread::yield();
     }
-    std::unique_ptr<BatchWriter> w;
-    BatchWriterOptions options;
+    std::unique_ptr<ScanIngest> w;
+    ScanIngestOptions options;
     options.threaded = true;  // the queue hand-off under a concurrent reader (TSan)
     options.scan.rows_per_transaction = 25;
-    ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
+    ASSERT_TRUE(ScanIngest::open(f.db_path, options, &w));
     auto s = scan_batched(*w, f.root, 5);
     done.store(true, std::memory_order_release);
     reader_thread.join();
@@ -157,14 +157,14 @@ TEST(Atomicity, InjectedWriteErrorLeavesTheOldIndexIdentical) {
         const auto old_rows = test::query_int(reader, "SELECT count(*) FROM entries");
         change_b(f.root);
 
-        std::unique_ptr<BatchWriter> w;
-        BatchWriterOptions options;
+        std::unique_ptr<ScanIngest> w;
+        ScanIngestOptions options;
         options.threaded = threaded;
         options.scan.rows_per_transaction = 30;
         // Low: the rescan writes only the changed directories (b and below, ~90 rows).
         options.scan.fail_after_rows = 10;
         options.queue_rows = 10;  // backpressure: the walk cannot run far ahead of the writer
-        ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
+        ASSERT_TRUE(ScanIngest::open(f.db_path, options, &w));
         ASSERT_TRUE(w->begin(f.root));
         auto results = test::walk_tree(f.root);
         std::size_t batches = 0;
@@ -201,11 +201,11 @@ TEST(Atomicity, CancelMidwayLeavesTheOldIndexIdentical) {
     const auto old_rows = test::query_int(reader, "SELECT count(*) FROM entries");
     test::remove_tree(f.root + "/c");
 
-    std::unique_ptr<BatchWriter> w;
-    BatchWriterOptions options;
+    std::unique_ptr<ScanIngest> w;
+    ScanIngestOptions options;
     options.threaded = true;
     options.scan.rows_per_transaction = 30;
-    ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
+    ASSERT_TRUE(ScanIngest::open(f.db_path, options, &w));
     ASSERT_TRUE(w->begin(f.root));
     auto results = test::walk_tree(f.root);
     results.resize(results.size() / 2);
@@ -228,10 +228,10 @@ TEST(Atomicity, SubtreeRescanEqualsAFreshFullScan) {
     for (bool threaded : {true, false}) {
         Fixture f;
         make_tree(f.root);
-        std::unique_ptr<BatchWriter> w;
-        BatchWriterOptions options;
+        std::unique_ptr<ScanIngest> w;
+        ScanIngestOptions options;
         options.threaded = threaded;
-        ASSERT_TRUE(BatchWriter::open(f.db_path, options, &w));
+        ASSERT_TRUE(ScanIngest::open(f.db_path, options, &w));
         ASSERT_TRUE(scan_batched(*w, f.root));
         change_b(f.root);
         auto s = scan_batched(*w, f.root + "/b");

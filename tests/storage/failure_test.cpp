@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "storage/batch_writer.hpp"
 #include "storage/database.hpp"
+#include "storage/scan_ingest.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
 #include "tests/storage/support/killed_child.hpp"
@@ -79,12 +79,12 @@ TEST(DiskFull, ScanFailsClearlyAndThePreviousIndexSurvives) {
         old_dump = test::dump_index(reader);
     }
 
-    std::unique_ptr<BatchWriter> w;
-    BatchWriterOptions options;
+    std::unique_ptr<ScanIngest> w;
+    ScanIngestOptions options;
     options.threaded = true;  // the failure travels back through the queue
     options.scan.rows_per_transaction = 2000;
     options.queue_rows = 4000;
-    ASSERT_TRUE(BatchWriter::open(db_path, options, &w));
+    ASSERT_TRUE(ScanIngest::open(db_path, options, &w));
     ASSERT_TRUE(w->begin("/big"));
     core::Status walked = test::feed(big_scan(40000), 500,
                                      [&](std::span<core::WalkResult> b) { return w->consume(b); });

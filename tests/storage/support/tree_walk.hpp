@@ -13,7 +13,7 @@
 namespace wsindex::storage {
 class Database;
 class ScanWriter;
-class BatchWriter;
+class ScanIngest;
 }  // namespace wsindex::storage
 
 namespace wsindex::storage::test {

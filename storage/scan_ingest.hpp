@@ -1,4 +1,4 @@
-// BatchWriter: plugs the ScanWriter into the walk's consumer — inline on the consumer thread
+// ScanIngest: plugs the ScanWriter into the walk's consumer — inline on the consumer thread
 // (the default), or on a writer thread of its own behind a bounded queue.
 //
 // Why inline by default (measured, docs/schema.md): the walk's consumer is already a thread of
@@ -9,7 +9,7 @@
 // checkpoint), which the queue then absorbs: keep it for such storage.
 //
 // Use (daemon, one scan at a time):
-//     std::unique_ptr<BatchWriter> w;  BatchWriter::open(db, {}, &w);
+//     std::unique_ptr<ScanIngest> w;  ScanIngest::open(db, {}, &w);
 //     w->begin("/home");
 //     core::Status walked = core::walk("/home", opts,
 //         [&](std::span<core::WalkResult> b) { return w->consume(b); });
@@ -37,7 +37,7 @@
 
 namespace wsindex::storage {
 
-struct BatchWriterOptions {
+struct ScanIngestOptions {
     // false: the consumer thread writes itself (the walk's own queue is the backpressure);
     // true: a writer thread owns the connection and the consumer only enqueues.
     bool threaded = false;
@@ -47,14 +47,14 @@ struct BatchWriterOptions {
     ScanOptions scan;
 };
 
-class BatchWriter {
+class ScanIngest {
   public:
-    static core::Status open(const std::string& db_path, const BatchWriterOptions& options,
-                             std::unique_ptr<BatchWriter>* out);
-    BatchWriter(const BatchWriter&) = delete;
-    BatchWriter& operator=(const BatchWriter&) = delete;
+    static core::Status open(const std::string& db_path, const ScanIngestOptions& options,
+                             std::unique_ptr<ScanIngest>* out);
+    ScanIngest(const ScanIngest&) = delete;
+    ScanIngest& operator=(const ScanIngest&) = delete;
     // A scan still running is recorded as cancelled.
-    ~BatchWriter();
+    ~ScanIngest();
 
     // Any thread, one at a time with the calls below (the scan service's thread).
     core::Status begin(std::string_view root);
@@ -71,12 +71,12 @@ class BatchWriter {
     [[nodiscard]] ScanWriter& writer() { return *writer_; }
 
   private:
-    BatchWriter() = default;
+    ScanIngest() = default;
     void run();  // the writer thread
     core::Status stop(bool complete, const core::Status& reason, bool cancelled);
 
     std::unique_ptr<ScanWriter> writer_;
-    BatchWriterOptions options_;
+    ScanIngestOptions options_;
     std::int64_t scan_id_ = 0;
     bool running_ = false;
 

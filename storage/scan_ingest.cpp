@@ -1,5 +1,5 @@
-// BatchWriter: the writer thread's loop, and the consumer/finish/abort hand-offs.
-#include "storage/batch_writer.hpp"
+// ScanIngest: the writer thread's loop, and the consumer/finish/abort hand-offs.
+#include "storage/scan_ingest.hpp"
 
 #include <iterator>
 
@@ -7,20 +7,20 @@
 
 namespace wsindex::storage {
 
-core::Status BatchWriter::open(const std::string& db_path, const BatchWriterOptions& options,
-                               std::unique_ptr<BatchWriter>* out) {
-    std::unique_ptr<BatchWriter> w(new BatchWriter());
+core::Status ScanIngest::open(const std::string& db_path, const ScanIngestOptions& options,
+                              std::unique_ptr<ScanIngest>* out) {
+    std::unique_ptr<ScanIngest> w(new ScanIngest());
     w->options_ = options;
     if (auto s = ScanWriter::open(db_path, &w->writer_); !s) return s;
     *out = std::move(w);
     return {};
 }
 
-BatchWriter::~BatchWriter() {
+ScanIngest::~ScanIngest() {
     if (running_) (void)abort(storage_status(StorageErrc::cancelled, "index writer closed"), true);
 }
 
-core::Status BatchWriter::begin(std::string_view root) {
+core::Status ScanIngest::begin(std::string_view root) {
     if (running_) return storage_status(StorageErrc::scan_in_progress, "a scan is running");
     if (auto s = writer_->begin(root, options_.scan); !s) return s;
     scan_id_ = writer_->scan_id();
@@ -37,7 +37,7 @@ core::Status BatchWriter::begin(std::string_view root) {
     return {};
 }
 
-core::Status BatchWriter::consume(std::span<core::WalkResult> batch) {
+core::Status ScanIngest::consume(std::span<core::WalkResult> batch) {
     if (!running_) return storage_status(StorageErrc::no_scan, "consume without a scan");
     if (!options_.threaded) return writer_->write(batch);
     // acquire: pairs with the writer thread's release after it stored error_.
@@ -55,7 +55,7 @@ core::Status BatchWriter::consume(std::span<core::WalkResult> batch) {
     return {};
 }
 
-void BatchWriter::run() {
+void ScanIngest::run() {
     Batch batch;
     bool failed = false;
     for (;;) {
@@ -98,7 +98,7 @@ void BatchWriter::run() {
     }
 }
 
-core::Status BatchWriter::stop(bool complete, const core::Status& reason, bool cancelled) {
+core::Status ScanIngest::stop(bool complete, const core::Status& reason, bool cancelled) {
     if (!running_) return storage_status(StorageErrc::no_scan, "no scan is running");
     running_ = false;
     if (!options_.threaded) {
@@ -122,9 +122,9 @@ core::Status BatchWriter::stop(bool complete, const core::Status& reason, bool c
     return result_;
 }
 
-core::Status BatchWriter::finish() { return stop(true, {}, false); }
+core::Status ScanIngest::finish() { return stop(true, {}, false); }
 
-core::Status BatchWriter::abort(const core::Status& reason, bool cancelled) {
+core::Status ScanIngest::abort(const core::Status& reason, bool cancelled) {
     return stop(false, reason, cancelled);
 }
 

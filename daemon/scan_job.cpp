@@ -1,8 +1,8 @@
 // ScanJob: state transitions and the ScanInfo snapshot.
 #include "daemon/scan_job.hpp"
 
-#include "core/worker_pool.hpp"
 #include "core/clock.hpp"
+#include "core/worker_pool.hpp"
 
 namespace wsindex::daemon {
 

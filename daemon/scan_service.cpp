@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <system_error>
 
+#include "core/clock.hpp"
 #include "core/walker.hpp"
 #include "daemon/scan_root.hpp"
 #include "daemon/thread_priority.hpp"
 #include "ipc/bytes_codec.hpp"
-#include "core/clock.hpp"
 #include "storage/statement.hpp"
 
 namespace wsindex::daemon {

@@ -95,6 +95,10 @@ std::string render_status(const ipc::StatusReply& s) {
                              root.counts_hidden ? "-" : format_bytes(root.bytes), root.root});
         }
         out += ordered.render();
+        // The same rule as `wsctl du`; a scan's own counts (`wsctl scans`, `scan --wait`) count
+        // names as walked, so a tree with hard links shows two numbers: say which is which.
+        out +=
+            "entries and size of the index as it is now: a file with several names counts once\n";
         if (any_hidden) {
             out +=
                 "-: hidden, you may not list everything below that root (wsctl du ROOT shows "

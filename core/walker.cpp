@@ -384,6 +384,7 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         r.dir_id = next_dir_id.fetch_add(1, std::memory_order_relaxed);
         bool descend = true;
         if (options.one_file_system && st.dev != root_dev) descend = false;
+        if (options.max_depth != 0 && r.depth >= options.max_depth) descend = false;
         if (descend && prune.has_dir_rules() && prune.prune_dir(r.path, r.name())) descend = false;
         if (descend && (st.maybe_mount_root || st.dev != node->dev)) {
             // A directory equal to one of its ancestors (a bind mount of an ancestor below

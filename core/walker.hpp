@@ -89,6 +89,9 @@ struct WalkOptions {
     // index stores names under directory ids): most names fit std::string's inline buffer, so
     // the walk neither builds nor allocates a path per file.
     bool full_paths = true;
+    // Directories deeper than this are recorded but not listed (0: no limit). 1 lists the root
+    // only: the live index re-lists one directory with it.
+    std::uint32_t max_depth = 0;
     const FsOps* fs = nullptr;  // null: the real system calls
     CancelToken cancel;         // checked at every task and every few hundred entries
 };

@@ -1,0 +1,630 @@
+// LiveUpdate: one re-listed directory at a time — compare, then insert, update and delete in
+// place — with totals adjusted for the directory and its ancestors, all in one transaction.
+#include "storage/live_update.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include "storage/dir_digest.hpp"
+#include "storage/entry_binding.hpp"
+#include "storage/path_range.hpp"
+#include "storage/statement.hpp"
+#include "storage/totals_adjuster.hpp"
+#include "storage/transaction_guard.hpp"
+#include "storage/tree_totals.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+// A walk of "/" joins "/" + "/" + name: keep one slash so prefixes stay canonical (as the scan
+// writer does).
+void canonical_path(core::WalkResult& r) {
+    if (r.path.size() > 1 && r.path[0] == '/' && r.path[1] == '/') {
+        r.path.erase(0, 1);
+        if (r.name_offset > 0) --r.name_offset;
+    }
+}
+
+struct IndexedDir {
+    std::int64_t id = 0;
+    std::int64_t parent = 0;
+    std::int64_t scan_id = 0;
+    std::int64_t depth = 0;
+};
+
+// An entries row as stored, read back into the walk's record shape for comparison.
+core::WalkResult read_entry(const Statement& s, int first_column) {
+    core::WalkResult r;
+    const std::string_view type = s.column_bytes(first_column);
+    r.type = type.empty() ? core::EntryType::Unknown : static_cast<core::EntryType>(type[0]);
+    r.has_stat = !s.column_is_null(first_column + 1);
+    if (r.has_stat) {
+        r.size = static_cast<std::uint64_t>(s.column_int64(first_column + 1));
+        r.blocks = static_cast<std::uint64_t>(s.column_int64(first_column + 2));
+        r.mtime_ns = s.column_int64(first_column + 3);
+        r.ctime_ns = s.column_int64(first_column + 4);
+        r.mode = static_cast<std::uint32_t>(s.column_int64(first_column + 5));
+        r.uid = static_cast<std::uint32_t>(s.column_int64(first_column + 6));
+        r.gid = static_cast<std::uint32_t>(s.column_int64(first_column + 7));
+        r.dev = static_cast<std::uint64_t>(s.column_int64(first_column + 8));
+        r.ino = static_cast<std::uint64_t>(s.column_int64(first_column + 9));
+        r.nlink = static_cast<std::uint64_t>(s.column_int64(first_column + 10));
+    }
+    r.error = s.column_is_null(first_column + 11)
+                  ? 0
+                  : static_cast<int>(s.column_int64(first_column + 11));
+    return r;
+}
+
+constexpr const char* kEntryColumnsSql =
+    "type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns), mode, uid, gid, dev, ino,"
+    " nlink, error";
+
+bool same_row(const core::WalkResult& a, const core::WalkResult& b) {
+    if (a.type != b.type || a.has_stat != b.has_stat || a.error != b.error) return false;
+    if (!a.has_stat) return true;
+    return a.size == b.size && a.blocks == b.blocks && a.mtime_ns == b.mtime_ns &&
+           a.ctime_ns == b.ctime_ns && a.mode == b.mode && a.uid == b.uid && a.gid == b.gid &&
+           a.dev == b.dev && a.ino == b.ino && a.nlink == b.nlink;
+}
+
+// The same directory under the same name: its indexed subtree stays.
+bool same_directory(const core::WalkResult& old, const core::WalkResult& fresh) {
+    return old.is_dir() && fresh.is_dir() && old.has_stat && fresh.has_stat &&
+           old.dev == fresh.dev && old.ino == fresh.ino;
+}
+
+// What a non-directory adds to its directory's single part (storage/tree_totals.cpp, add()).
+Totals single_of_file(const core::WalkResult& r) {
+    if (r.has_stat && r.nlink > 1) return {};  // counted once per inode, from `links`
+    return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
+                  r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 1, 0};
+}
+
+Totals own_size(const core::WalkResult& r) {
+    return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
+                  r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 0, 0};
+}
+
+std::string child_path(std::string_view dir, std::string_view name) {
+    std::string p(dir);
+    if (p.empty() || p.back() != '/') p.push_back('/');
+    p.append(name);
+    return p;
+}
+
+class Applier {
+  public:
+    Applier(Database& db, LiveReport& report) : db_(db), report_(report), totals_(db) {}
+
+    core::Status prepare();
+    core::Status apply(LiveBatch& batch);
+
+  private:
+    // What one re-listed directory changes (phase 1, read-only).
+    struct Plan {
+        RelistedDir* dir = nullptr;
+        IndexedDir indexed;
+        std::string name_in_parent;  // key of its own entry row in its parent
+        std::optional<core::WalkResult> old_self;
+        std::vector<core::WalkResult> removed;      // old rows whose names are gone or replaced
+        std::vector<std::int64_t> removed_dir_ids;  // parallel to removed: dirs id or 0
+        std::vector<std::pair<core::WalkResult*, core::WalkResult>> changed;  // fresh, old
+        std::vector<std::int64_t> changed_dir_ids;  // parallel: dirs id of a same directory
+        std::vector<core::WalkResult*> added;
+    };
+    core::Status lookup_dir(std::string_view path, IndexedDir* out, bool* found);
+    core::Status plan_dir(RelistedDir& dir, Plan* plan, bool* applies);
+    core::Status write_plan(Plan& plan);
+    core::Status remove_subtree(const Plan& plan, const core::WalkResult& old, std::int64_t id);
+    core::Status insert_subtree(const Plan& plan, core::WalkResult& entry);
+    core::Status insert_entry(std::int64_t dir, std::string_view name, const core::WalkResult& r);
+    core::Status update_entry(std::int64_t dir, std::string_view name, const core::WalkResult& r);
+    core::Status delete_entry(std::int64_t dir, std::string_view name);
+    core::Status record_error(std::int64_t scan_id, const core::WalkResult& r);
+    core::Status forget_error(std::string_view path);
+    core::Status next_dir_id(std::int64_t* out);
+
+    Database& db_;
+    LiveReport& report_;
+    TotalsAdjuster totals_;
+    Statement find_dir_;
+    Statement read_entries_;
+    Statement read_entry_;
+    Statement insert_entry_;
+    Statement update_entry_;
+    Statement delete_entry_;
+    Statement insert_error_;
+    Statement delete_error_;
+    Statement insert_link_;
+    Statement insert_dir_;
+    std::vector<std::string> removed_prefixes_;  // subtrees this batch deletes or replaces
+    std::unordered_map<std::string, WalkedSubtree*> subtrees_;  // by the subtree root's path
+    std::int64_t next_id_ = 0;                                  // 0: not read yet
+};
+
+core::Status Applier::prepare() {
+    struct Sql {
+        Statement* statement;
+        const char* text;
+    };
+    const Sql all[] = {
+        {&find_dir_, "SELECT id, parent, scan_id, depth FROM dirs WHERE prefix = ?"},
+        {&read_entries_,
+         "SELECT name, type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns),"
+         " mode, uid, gid, dev, ino, nlink, error FROM entries WHERE dir = ?"},
+        {&read_entry_,
+         "SELECT type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns), mode,"
+         " uid, gid, dev, ino, nlink, error FROM entries WHERE dir = ? AND name = ?"},
+        {&insert_entry_,
+         "INSERT INTO entries(dir, name, type, size, blocks, mtime_ns, ctime_ns,"
+         " mode, uid, gid, dev, ino, nlink, error)"
+         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+        {&update_entry_,
+         "UPDATE entries SET type = ?3, size = ?4, blocks = ?5, mtime_ns = ?6,"
+         " ctime_ns = ?7, mode = ?8, uid = ?9, gid = ?10, dev = ?11, ino = ?12,"
+         " nlink = ?13, error = ?14 WHERE dir = ?1 AND name = ?2"},
+        {&delete_entry_, "DELETE FROM entries WHERE dir = ? AND name = ?"},
+        {&insert_error_, "INSERT INTO errors(scan_id, path, errno, message) VALUES (?, ?, ?, ?)"},
+        {&delete_error_, "DELETE FROM errors WHERE path = ?"},
+        {&insert_link_,
+         "INSERT OR REPLACE INTO links(dir, dev, ino, size, blocks)"
+         " VALUES (?, ?, ?, ?, ?)"},
+        {&insert_dir_,
+         "INSERT INTO dirs(id, parent, scan_id, depth, prefix, size, blocks, files,"
+         " dirs, digest) VALUES (?,?,?,?,?,?,?,?,?,?)"},
+    };
+    for (const Sql& s : all) {
+        if (auto st = db_.prepare(s.text, s.statement); !st) return st;
+    }
+    return {};
+}
+
+core::Status Applier::lookup_dir(std::string_view path, IndexedDir* out, bool* found) {
+    find_dir_.bind_blob(1, dir_prefix(path));
+    if (auto s = find_dir_.step(found); !s) return s;
+    if (*found) {
+        *out = IndexedDir{find_dir_.column_int64(0), find_dir_.column_int64(1),
+                          find_dir_.column_int64(2), find_dir_.column_int64(3)};
+    }
+    find_dir_.reset();
+    return {};
+}
+
+core::Status Applier::next_dir_id(std::int64_t* out) {
+    if (next_id_ == 0) {
+        // Above every id a scan reserved, a directory holds, or garbage still names: an id in
+        // garbage still owns entries rows until they are collected.
+        if (auto s = db_.query_int64("SELECT max(coalesce((SELECT max(dir_max) FROM scans), 0),"
+                                     " coalesce((SELECT max(id) FROM dirs), 0),"
+                                     " coalesce((SELECT max(dir) FROM garbage), 0)) + 1",
+                                     &next_id_);
+            !s) {
+            return s;
+        }
+    }
+    *out = next_id_++;
+    return {};
+}
+
+core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
+    *applies = false;
+    canonical_path(dir.self);
+    const std::string& path = dir.self.path;
+    if (!dir.self.is_dir() || !dir.self.has_stat) return {};  // replaced: its parent says so
+    const std::string prefix = dir_prefix(path);
+    for (const std::string& gone : removed_prefixes_) {
+        if (prefix.compare(0, gone.size(), gone) == 0) return {};  // inside a replaced subtree
+    }
+    bool found = false;
+    if (auto s = lookup_dir(path, &plan->indexed, &found); !s) return s;
+    if (!found) return {};
+    plan->dir = &dir;
+    plan->name_in_parent =
+        plan->indexed.parent == 0 ? std::string(path) : std::string(base_name(path));
+    read_entry_.bind_int64(1, plan->indexed.parent).bind_blob(2, plan->name_in_parent);
+    bool row = false;
+    if (auto s = read_entry_.step(&row); !s) return s;
+    if (row) plan->old_self = read_entry(read_entry_, 0);
+    read_entry_.reset();
+    if (plan->old_self && !same_directory(*plan->old_self, dir.self)) {
+        // Another directory now has this path: its parent's re-listing replaces the subtree.
+        return {};
+    }
+    if (auto s = totals_.touch(plan->indexed.id); !s) return s;
+
+    std::unordered_map<std::string_view, core::WalkResult*> fresh;
+    fresh.reserve(dir.entries.size());
+    for (core::WalkResult& e : dir.entries) {
+        canonical_path(e);
+        fresh.emplace(e.name(), &e);
+    }
+    std::unordered_map<std::string_view, bool> seen;  // fresh names that have an old row
+    read_entries_.bind_int64(1, plan->indexed.id);
+    for (;;) {
+        if (auto s = read_entries_.step(&row); !s) return s;
+        if (!row) break;
+        core::WalkResult old = read_entry(read_entries_, 1);
+        old.path = child_path(path, read_entries_.column_bytes(0));
+        old.name_offset =
+            static_cast<std::uint32_t>(old.path.size() - read_entries_.column_bytes(0).size());
+        const auto it = fresh.find(old.name());
+        core::WalkResult* now = it == fresh.end() ? nullptr : it->second;
+        if (now != nullptr && (!old.is_dir() || same_directory(old, *now)) &&
+            old.is_dir() == now->is_dir()) {
+            seen.emplace(now->name(), true);
+            if (same_row(old, *now)) continue;
+            plan->changed.emplace_back(now, std::move(old));
+            plan->changed_dir_ids.push_back(0);
+            continue;
+        }
+        plan->removed.push_back(std::move(old));
+        plan->removed_dir_ids.push_back(0);
+    }
+    read_entries_.reset();
+    for (core::WalkResult& e : dir.entries) {
+        if (seen.find(e.name()) == seen.end()) plan->added.push_back(&e);
+    }
+    // Directories below that lose their subtree or change their own size: their totals as
+    // they are now, before any write.
+    for (std::size_t i = 0; i < plan->removed.size(); ++i) {
+        const core::WalkResult& old = plan->removed[i];
+        if (!old.is_dir()) continue;
+        IndexedDir sub;
+        if (auto s = lookup_dir(old.path, &sub, &found); !s) return s;
+        if (!found) continue;
+        plan->removed_dir_ids[i] = sub.id;
+        removed_prefixes_.push_back(dir_prefix(old.path));
+        if (auto s = totals_.touch(sub.id); !s) return s;
+    }
+    for (std::size_t i = 0; i < plan->changed.size(); ++i) {
+        const core::WalkResult& old = plan->changed[i].second;
+        if (!old.is_dir()) continue;
+        IndexedDir sub;
+        if (auto s = lookup_dir(old.path, &sub, &found); !s) return s;
+        if (!found) continue;
+        plan->changed_dir_ids[i] = sub.id;
+        if (auto s = totals_.touch(sub.id); !s) return s;
+    }
+    *applies = true;
+    return {};
+}
+
+core::Status Applier::insert_entry(std::int64_t dir, std::string_view name,
+                                   const core::WalkResult& r) {
+    insert_entry_.bind_int64(1, dir).bind_blob(2, name);
+    bind_entry_metadata(DirectBinder{insert_entry_}, r);
+    ++report_.rows_inserted;
+    return insert_entry_.run();
+}
+
+core::Status Applier::update_entry(std::int64_t dir, std::string_view name,
+                                   const core::WalkResult& r) {
+    update_entry_.bind_int64(1, dir).bind_blob(2, name);
+    bind_entry_metadata(DirectBinder{update_entry_}, r);
+    ++report_.rows_updated;
+    return update_entry_.run();
+}
+
+core::Status Applier::delete_entry(std::int64_t dir, std::string_view name) {
+    delete_entry_.bind_int64(1, dir).bind_blob(2, name);
+    ++report_.rows_deleted;
+    return delete_entry_.run();
+}
+
+core::Status Applier::record_error(std::int64_t scan_id, const core::WalkResult& r) {
+    if (r.error == 0) return {};
+    insert_error_.bind_int64(1, scan_id)
+        .bind_blob(2, r.path)
+        .bind_int64(3, r.error)
+        .bind_text(4, std::strerror(r.error));
+    return insert_error_.run();
+}
+
+core::Status Applier::forget_error(std::string_view path) {
+    delete_error_.bind_blob(1, path);
+    return delete_error_.run();
+}
+
+core::Status Applier::remove_subtree(const Plan& plan, const core::WalkResult& old,
+                                     std::int64_t id) {
+    Totals gone = totals_.single_before(id);
+    gone.dirs += 1;  // the directory itself, counted in its parent's `dirs`
+    totals_.add(plan.indexed.id, Totals{-gone.size, -gone.blocks, -gone.files, -gone.dirs});
+    const PrefixRange range = subtree_range(old.path);
+    Statement ids;
+    if (auto s = db_.prepare("SELECT id FROM dirs WHERE prefix >= ? AND prefix < ?", &ids); !s)
+        return s;
+    ids.bind_blob(1, range.lo).bind_blob(2, range.hi);
+    std::vector<std::int64_t> dir_ids;
+    for (bool row = true;;) {
+        if (auto s = ids.step(&row); !s) return s;
+        if (!row) break;
+        dir_ids.push_back(ids.column_int64(0));
+    }
+    Statement to_garbage;
+    Statement delete_dir;
+    if (auto s = db_.prepare("INSERT OR IGNORE INTO garbage(dir) VALUES (?)", &to_garbage); !s)
+        return s;
+    if (auto s = db_.prepare("DELETE FROM dirs WHERE id = ?", &delete_dir); !s) return s;
+    for (std::int64_t d : dir_ids) {
+        totals_.removed(d);
+        to_garbage.bind_int64(1, d);
+        if (auto s = to_garbage.run(); !s) return s;
+        delete_dir.bind_int64(1, d);
+        if (auto s = delete_dir.run(); !s) return s;
+    }
+    Statement errors;
+    if (auto s = db_.prepare("DELETE FROM errors WHERE path >= ? AND path < ?", &errors); !s)
+        return s;
+    errors.bind_blob(1, range.lo).bind_blob(2, range.hi);
+    if (auto s = errors.run(); !s) return s;
+    ++report_.subtrees_removed;
+    return {};
+}
+
+core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) {
+    const auto it = subtrees_.find(entry.path);
+    std::vector<core::WalkResult> lone;
+    std::vector<core::WalkResult>* records = nullptr;
+    if (it != subtrees_.end() && !it->second->records.empty()) {
+        records = &it->second->records;
+    } else {
+        // Not walked (the caller's race with the file system): its own record, not descended.
+        // Its listing's next change, or the next scan, fills it in.
+        core::WalkResult self = entry;
+        self.parent_id = 0;
+        self.dir_id = 1;
+        self.depth = 0;
+        self.children = 0;
+        lone.push_back(std::move(self));
+        records = &lone;
+    }
+    TreeTotals tree;
+    std::uint64_t max_walk_id = 0;
+    for (core::WalkResult& r : *records) {
+        canonical_path(r);
+        tree.add(r);
+        max_walk_id = std::max(max_walk_id, r.dir_id);
+    }
+    tree.finish();
+    std::vector<std::uint64_t> digests(max_walk_id + 1, 0);
+    std::vector<std::int64_t> ids(max_walk_id + 1, 0);
+    for (const core::WalkResult& r : *records) {
+        if (r.parent_id != 0 && r.parent_id <= max_walk_id) digests[r.parent_id] += entry_hash(r);
+    }
+    for (const core::WalkResult& r : *records) {
+        if (r.is_dir() && r.dir_id != 0) {
+            if (auto s = next_dir_id(&ids[r.dir_id]); !s) return s;
+        }
+    }
+    std::int64_t max_id = 0;
+    for (const core::WalkResult& r : *records) {
+        const bool is_root = r.parent_id == 0;
+        const std::int64_t parent = is_root ? plan.indexed.id : ids[r.parent_id];
+        if (auto s = insert_entry(parent, is_root ? base_name(r.path) : r.name(), r); !s) return s;
+        if (auto s = record_error(plan.indexed.scan_id, r); !s) return s;
+        if (!r.is_dir() && r.has_stat && r.nlink > 1) {
+            insert_link_.bind_int64(1, parent)
+                .bind_int64(2, static_cast<std::int64_t>(r.dev))
+                .bind_int64(3, static_cast<std::int64_t>(r.ino))
+                .bind_int64(4, static_cast<std::int64_t>(r.size))
+                .bind_int64(5, static_cast<std::int64_t>(r.blocks));
+            if (auto s = insert_link_.run(); !s) return s;
+        }
+        if (!r.is_dir() || r.dir_id == 0) continue;
+        const std::int64_t id = ids[r.dir_id];
+        max_id = std::max(max_id, id);
+        const Totals t = tree.total(r.dir_id);
+        insert_dir_.bind_int64(1, id)
+            .bind_int64(2, parent)
+            .bind_int64(3, plan.indexed.scan_id)
+            .bind_int64(4, plan.indexed.depth + 1 + static_cast<std::int64_t>(r.depth))
+            .bind_blob(5, dir_prefix(r.path))
+            .bind_int64(6, t.size)
+            .bind_int64(7, t.blocks)
+            .bind_int64(8, t.files)
+            .bind_int64(9, t.dirs)
+            .bind_int64(10, static_cast<std::int64_t>(digests[r.dir_id]));
+        if (auto s = insert_dir_.run(); !s) return s;
+    }
+    // Ids at or below a complete scan's dir_max are never handed out again.
+    Statement reserve;
+    if (auto s = db_.prepare("UPDATE scans SET dir_max = max(dir_max, ?) WHERE id = ?", &reserve);
+        !s) {
+        return s;
+    }
+    reserve.bind_int64(1, max_id).bind_int64(2, plan.indexed.scan_id);
+    if (auto s = reserve.run(); !s) return s;
+    Totals added = tree.single(1);
+    added.dirs += 1;
+    totals_.add(plan.indexed.id, added);
+    return {};
+}
+
+core::Status Applier::write_plan(Plan& plan) {
+    const std::int64_t id = plan.indexed.id;
+    RelistedDir& dir = *plan.dir;
+    bool links_changed = false;
+    for (std::size_t i = 0; i < plan.removed.size(); ++i) {
+        const core::WalkResult& old = plan.removed[i];
+        if (auto s = delete_entry(id, old.name()); !s) return s;
+        if (auto s = forget_error(old.path); !s) return s;
+        report_.keys_changed = true;
+        if (old.is_dir()) {
+            if (plan.removed_dir_ids[i] != 0) {
+                if (auto s = remove_subtree(plan, old, plan.removed_dir_ids[i]); !s) return s;
+            } else {
+                totals_.add(id, Totals{0, 0, 0, -1});
+            }
+            continue;
+        }
+        const Totals t = single_of_file(old);
+        totals_.add(id, Totals{-t.size, -t.blocks, -t.files, 0});
+        links_changed = links_changed || (old.has_stat && old.nlink > 1);
+    }
+    for (std::size_t i = 0; i < plan.changed.size(); ++i) {
+        const core::WalkResult& now = *plan.changed[i].first;
+        const core::WalkResult& old = plan.changed[i].second;
+        if (auto s = update_entry(id, now.name(), now); !s) return s;
+        if (old.error != now.error) {
+            if (auto s = forget_error(now.path); !s) return s;
+            if (auto s = record_error(plan.indexed.scan_id, now); !s) return s;
+        }
+        if (now.is_dir()) {
+            // Its own size is in its own total (and so in every total above it).
+            Totals d = own_size(now);
+            d -= own_size(old);
+            totals_.add(plan.changed_dir_ids[i] != 0 ? plan.changed_dir_ids[i] : id, d);
+            continue;
+        }
+        Totals d = single_of_file(now);
+        d -= single_of_file(old);
+        totals_.add(id, d);
+        links_changed =
+            links_changed || (old.has_stat && old.nlink > 1) || (now.has_stat && now.nlink > 1);
+    }
+    for (core::WalkResult* e : plan.added) {
+        report_.keys_changed = true;
+        if (e->is_dir()) {
+            if (auto s = insert_subtree(plan, *e); !s) return s;
+            continue;
+        }
+        if (auto s = insert_entry(id, e->name(), *e); !s) return s;
+        if (auto s = record_error(plan.indexed.scan_id, *e); !s) return s;
+        totals_.add(id, single_of_file(*e));
+        links_changed = links_changed || (e->has_stat && e->nlink > 1);
+    }
+    if (links_changed) {
+        // This directory's `links` rows: one per multi-link inode named in it, as listed now.
+        Statement clear;
+        if (auto s = db_.prepare("DELETE FROM links WHERE dir = ?", &clear); !s) return s;
+        clear.bind_int64(1, id);
+        if (auto s = clear.run(); !s) return s;
+        for (const core::WalkResult& e : dir.entries) {
+            if (e.is_dir() || !e.has_stat || e.nlink <= 1) continue;
+            insert_link_.bind_int64(1, id)
+                .bind_int64(2, static_cast<std::int64_t>(e.dev))
+                .bind_int64(3, static_cast<std::int64_t>(e.ino))
+                .bind_int64(4, static_cast<std::int64_t>(e.size))
+                .bind_int64(5, static_cast<std::int64_t>(e.blocks));
+            if (auto s = insert_link_.run(); !s) return s;
+        }
+    }
+    // The directory's own entry (its mtime moves with every name added or removed) and error.
+    if (plan.old_self && !same_row(*plan.old_self, dir.self)) {
+        if (auto s = update_entry(plan.indexed.parent, plan.name_in_parent, dir.self); !s) return s;
+        Totals d = own_size(dir.self);
+        d -= own_size(*plan.old_self);
+        totals_.add(id, d);
+        if (plan.old_self->error != dir.self.error) {
+            if (auto s = forget_error(dir.self.path); !s) return s;
+            if (auto s = record_error(plan.indexed.scan_id, dir.self); !s) return s;
+        }
+    }
+    // The digest a scan would store, so that the next rescan keeps this directory's rows.
+    std::uint64_t digest = 0;
+    for (const core::WalkResult& e : dir.entries) digest += entry_hash(e);
+    Statement set_digest;
+    if (auto s = db_.prepare("UPDATE dirs SET digest = ? WHERE id = ?", &set_digest); !s) return s;
+    set_digest.bind_int64(1, static_cast<std::int64_t>(digest)).bind_int64(2, id);
+    if (auto s = set_digest.run(); !s) return s;
+    ++report_.dirs_applied;
+    return {};
+}
+
+core::Status Applier::apply(LiveBatch& batch) {
+    for (WalkedSubtree& t : batch.subtrees) {
+        if (t.records.empty()) continue;
+        for (core::WalkResult& r : t.records) {
+            if (r.parent_id == 0) {
+                canonical_path(r);
+                subtrees_[r.path] = &t;
+            }
+        }
+    }
+    // Parents before children: a prefix sorts before its extensions, so a subtree that a
+    // parent's listing removes or replaces is known before its directories come up.
+    for (RelistedDir& d : batch.dirs) canonical_path(d.self);
+    std::sort(batch.dirs.begin(), batch.dirs.end(), [](const RelistedDir& a, const RelistedDir& b) {
+        return dir_prefix(a.self.path) < dir_prefix(b.self.path);
+    });
+    TransactionGuard txn(db_);
+    if (auto s = txn.begin("BEGIN IMMEDIATE"); !s) return s;
+    if (auto s = prepare(); !s) return s;
+    std::vector<Plan> plans;
+    plans.reserve(batch.dirs.size());
+    for (RelistedDir& d : batch.dirs) {
+        Plan plan;
+        bool applies = false;
+        if (auto s = plan_dir(d, &plan, &applies); !s) return s;
+        if (!applies) {
+            ++report_.dirs_skipped;
+            continue;
+        }
+        plans.push_back(std::move(plan));
+    }
+    for (Plan& plan : plans) {
+        if (auto s = write_plan(plan); !s) return s;
+    }
+    if (auto s = totals_.finish(); !s) return s;
+    if (report_.keys_changed) {
+        if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s)
+            return s;
+    }
+    return txn.commit();
+}
+
+}  // namespace
+
+core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
+                               std::vector<std::string>* paths) {
+    paths->clear();
+    Statement find;
+    if (auto s = db.prepare("SELECT id FROM dirs WHERE prefix = ?", &find); !s) return s;
+    std::string path = dir.self.path;
+    if (path.size() > 1 && path[0] == '/' && path[1] == '/') path.erase(0, 1);
+    find.bind_blob(1, dir_prefix(path));
+    bool row = false;
+    if (auto s = find.step(&row); !s) return s;
+    if (!row) return {};
+    const std::int64_t id = find.column_int64(0);
+    Statement entry;
+    if (auto s = db.prepare(
+            std::string("SELECT ") + kEntryColumnsSql + " FROM entries WHERE dir = ? AND name = ?",
+            &entry);
+        !s) {
+        return s;
+    }
+    for (const core::WalkResult& e : dir.entries) {
+        if (!e.is_dir()) continue;
+        entry.bind_int64(1, id).bind_blob(2, e.name());
+        if (auto s = entry.step(&row); !s) return s;
+        bool known = false;
+        if (row) {
+            const core::WalkResult old = read_entry(entry, 0);
+            known = same_directory(old, e);
+        }
+        entry.reset();
+        if (known) {
+            find.reset();
+            find.bind_blob(1, dir_prefix(child_path(path, e.name())));
+            if (auto s = find.step(&row); !s) return s;
+            known = row;
+        }
+        if (!known) paths->push_back(child_path(path, e.name()));
+    }
+    return {};
+}
+
+core::Status apply_live_batch(Database& db, LiveBatch& batch, LiveReport* report) {
+    *report = {};
+    Applier applier(db, *report);
+    return applier.apply(batch);
+}
+
+}  // namespace wsindex::storage

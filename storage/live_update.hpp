@@ -1,0 +1,66 @@
+// LiveUpdate: applies the live index's changes — directories re-listed one level, and new
+// subdirectories walked in full — to the visible index in ONE transaction, in place.
+//
+// Where a scan writes a whole new copy of a subtree and swaps it in, a live update changes only
+// the rows that differ: for each re-listed directory it compares the fresh listing with the
+// indexed entries, inserts what is new, updates what changed, deletes what is gone (a removed
+// subdirectory takes its subtree: its dirs rows go at once, its entries through `garbage`),
+// and keeps `dir_totals` of the directory and all its ancestors exact (TotalsAdjuster). Readers
+// see the index before or after a batch, never half of it.
+//
+// What a fresh scan would store is what a live update stores: the same rows, totals, digests
+// (so that a later rescan keeps the unchanged directories) and errors. Errors found by a live
+// update are recorded under the scan id of the directory's dirs row, so `scan_errors` shows them
+// and the next scan of the root replaces them.
+//
+// Single writer: call on the writer's connection while no scan is open (the daemon's scan
+// thread runs scans and live updates one after the other).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "core/walk_result.hpp"
+#include "storage/database.hpp"
+
+namespace wsindex::storage {
+
+// One directory listed again: the walk of it with max_depth 1 (full paths).
+struct RelistedDir {
+    core::WalkResult self;                  // its own record: stat, and the listing's error
+    std::vector<core::WalkResult> entries;  // one record per entry of the listing
+};
+
+// A subdirectory that is not in the index (new, or replaced by another directory): the records
+// of a full walk of it (full paths; its own record has parent_id 0 and dir_id 1).
+struct WalkedSubtree {
+    std::vector<core::WalkResult> records;
+};
+
+struct LiveBatch {
+    std::vector<RelistedDir> dirs;
+    std::vector<WalkedSubtree> subtrees;  // each named by an entry of one of `dirs`
+};
+
+struct LiveReport {
+    std::uint64_t dirs_applied = 0;   // re-listed directories found in the index
+    std::uint64_t dirs_skipped = 0;   // not indexed, or inside a subtree this batch replaced
+    std::uint64_t rows_inserted = 0;  // entries rows (subtrees included)
+    std::uint64_t rows_updated = 0;
+    std::uint64_t rows_deleted = 0;  // entries rows of re-listed directories
+    std::uint64_t subtrees_removed = 0;
+    bool keys_changed = false;  // a name was added or removed: meta.generation moved
+};
+
+// Which subdirectories of a re-listed directory need a full walk: those not indexed under the
+// same name as the same directory (device and inode). Empty when `dir` itself is not indexed.
+core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
+                               std::vector<std::string>* paths);
+
+// Applies the batch in one transaction (rolled back on any failure: the index is then as it
+// was). `batch` is consumed (records are moved from).
+core::Status apply_live_batch(Database& db, LiveBatch& batch, LiveReport* report);
+
+}  // namespace wsindex::storage

@@ -1,4 +1,7 @@
 // wsctl status: the daemon, the running scan live, the queue, the workers and the indexed roots.
+#include <cstdio>
+#include <string>
+
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
 #include "cli/progress.hpp"
@@ -7,6 +10,23 @@
 namespace wsindex::cli {
 
 namespace {
+
+// The KEPT CURRENT column: how the live index follows the root (docs/live-index.md).
+std::string kept_current(const ipc::RootInfo& root, bool live_on) {
+    if (root.live.empty()) return live_on ? "rescans only (watch = false)" : "rescans only";
+    std::string out = root.live == "periodic" ? "periodic rescans" : "live (" + root.live;
+    if (root.live == "inotify") out += ", " + format_count(root.live_watches) + " watches";
+    if (root.live != "periodic") out += ")";
+    if (root.live_overflows > 0) {
+        out += ", " + format_count(root.live_overflows) + " overflows";
+    }
+    if (root.live_changes_per_second >= 0.05) {
+        char rate[32];
+        std::snprintf(rate, sizeof rate, "%.1f", root.live_changes_per_second);
+        out += ", " + std::string(rate) + " dirs/s";
+    }
+    return out;
+}
 
 // "of /path", or what stands for a root the daemon would not name to this caller.
 std::string scan_root(const ipc::ScanInfo& scan) {
@@ -85,6 +105,7 @@ std::string render_status(const ipc::StatusReply& s) {
                        {"FINISHED", Table::Align::Left},
                        {"ENTRIES", Table::Align::Right},
                        {"SIZE", Table::Align::Right},
+                       {"KEPT CURRENT", Table::Align::Left},
                        {"ROOT", Table::Align::Left}});
         bool any_hidden = false;
         for (const auto& root : s.roots) {
@@ -92,9 +113,21 @@ std::string render_status(const ipc::StatusReply& s) {
             ordered.add_row({std::to_string(root.last_scan_id),
                              format_time_ns(root.last_finished_ns),
                              root.counts_hidden ? "-" : format_count(root.entries),
-                             root.counts_hidden ? "-" : format_bytes(root.bytes), root.root});
+                             root.counts_hidden ? "-" : format_bytes(root.bytes),
+                             kept_current(root, s.live.has_value()), root.root});
         }
         out += ordered.render();
+        if (s.live && s.live->last_applied_ns != 0) {
+            out += "live index: last change applied " + format_time_ns(s.live->last_applied_ns) +
+                   ", " + format_duration_ms(s.live->lag_ms) + " after it was seen";
+            if (s.live->pending_dirs > 0) {
+                out += "; " + format_count(s.live->pending_dirs) + " directories pending";
+            }
+            if (s.live->failures > 0) {
+                out += "; " + format_count(s.live->failures) + " batches failed (rescanned)";
+            }
+            out += "\n";
+        }
         // The same rule as `wsctl du`; a scan's own counts (`wsctl scans`, `scan --wait`) count
         // names as walked, so a tree with hard links shows two numbers: say which is which.
         out +=

@@ -20,6 +20,9 @@ std::variant<CommandLine, int> parse_command_line(int argc, const char* const* a
     auto* o_level = app.add_option("--log-level", level, "trace, debug, info, warn, error, off")
                         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error",
                                                "critical", "off"}));
+    bool no_watch = false;
+    app.add_flag("--no-watch", no_watch,
+                 "no live index: roots are current as of their last scan (watch = false)");
     app.add_flag("--version", version, "print the version and exit");
     try {
         app.parse(argc, argv);
@@ -35,6 +38,7 @@ std::variant<CommandLine, int> parse_command_line(int argc, const char* const* a
     if (*o_db) line.db_path = db;
     if (*o_workers) line.workers = workers;
     if (*o_level) line.log_level = level;
+    if (no_watch) line.watch = false;
     return line;
 }
 
@@ -43,6 +47,7 @@ void apply_overrides(Config& config, const CommandLine& line) {
     if (line.db_path) config.db_path = *line.db_path;
     if (line.workers) config.workers = *line.workers;
     if (line.log_level) config.log_level = *line.log_level;
+    if (line.watch) config.watch = *line.watch;
 }
 
 ConfigResult resolve_config(const CommandLine& line) {

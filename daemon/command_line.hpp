@@ -15,6 +15,7 @@ struct CommandLine {
     std::optional<std::string> db_path;
     std::optional<unsigned> workers;
     std::optional<std::string> log_level;
+    std::optional<bool> watch;  // --no-watch
 };
 
 // The flags, or the exit code when the process should stop now: 0 after --help or --version

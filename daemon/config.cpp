@@ -151,9 +151,26 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
         c.progress_interval = std::chrono::milliseconds(number_value(item, 10, 3600000));
     } else if (k == "name_index")
         c.name_index = bool_value(item);
+    else if (k == "watch")
+        c.watch = bool_value(item);
+    else if (k == "watch_backend") {
+        const std::string b = lower(text_value(item));
+        if (b == "auto") {
+            c.watch_backend = WatchBackend::Auto;
+        } else if (b == "fanotify") {
+            c.watch_backend = WatchBackend::Fanotify;
+        } else if (b == "inotify") {
+            c.watch_backend = WatchBackend::Inotify;
+        } else {
+            throw Problem{"watch_backend is '" + b + "' (auto, fanotify or inotify)"};
+        }
+    } else if (k == "watch_settle_ms")
+        c.watch_settle = std::chrono::milliseconds(number_value(item, 0, 600000));
+    else if (k == "watch_max_delay_ms")
+        c.watch_max_delay = std::chrono::milliseconds(number_value(item, 1, 3600000));
     else if (k == "roots") {
         for (std::string& p : path_list_value(item))
-            c.roots.push_back(RootConfig{std::move(p), {}, {}});
+            c.roots.push_back(RootConfig{std::move(p), {}, {}, {}});
     }
     // updatedb.conf's own spelling, so its lines can be pasted in.
     else if (folded == "prunepaths")
@@ -195,9 +212,11 @@ void apply_root(RootTable& t, const CLI::ConfigItem& item) {
         t.root.interval = duration_value(item);
     } else if (item.name == "one_file_system") {
         t.root.one_file_system = bool_value(item);
+    } else if (item.name == "watch") {
+        t.root.watch = bool_value(item);
     } else {
         throw Problem{"unknown key '" + key_name(item) +
-                      "' (root takes path, interval, one_file_system)"};
+                      "' (root takes path, interval, one_file_system, watch)"};
     }
 }
 
@@ -349,6 +368,10 @@ std::string default_db_path() {
 
 std::chrono::seconds effective_interval(const Config& config, const RootConfig& root) {
     return root.interval.value_or(config.rescan_interval);
+}
+
+bool effective_watch(const Config& config, const RootConfig& root) {
+    return root.watch.value_or(config.watch);
 }
 
 bool effective_one_file_system(const Config& config, const RootConfig& root) {

@@ -26,7 +26,11 @@ struct RootConfig {
     // nullopt: the file's rescan_interval. zero: never rescanned on a timer.
     std::optional<std::chrono::seconds> interval;
     std::optional<bool> one_file_system;  // nullopt: the file's one_file_system
+    std::optional<bool> watch;            // nullopt: the file's watch
 };
+
+// How the live index follows changes (docs/live-index.md).
+enum class WatchBackend { Auto, Fanotify, Inotify };
 
 // File-system types pruned when the configuration file names none (`[prune] fs` or `PRUNEFS`
 // replace the whole list): the kernel's pseudo file systems, whose contents are not files a user
@@ -66,6 +70,13 @@ struct Config {
     std::size_t max_unstreamed_find_results = 5000;
     // How often wsindex.Scan with wait sends a progress reply.
     std::chrono::milliseconds progress_interval{500};
+    // The live index: follow changes of every indexed root (fanotify, else inotify).
+    bool watch = true;
+    WatchBackend watch_backend = WatchBackend::Auto;
+    // A changed directory is re-listed this long after its last change, and no later than
+    // watch_max_delay after its first.
+    std::chrono::milliseconds watch_settle{200};
+    std::chrono::milliseconds watch_max_delay{1000};
     // Keep the in-memory name index (fast substring find; ~30 B per indexed name).
     bool name_index = true;
 };
@@ -94,6 +105,7 @@ std::string default_db_path();
 
 // The interval in force for `root` under `config`.
 std::chrono::seconds effective_interval(const Config& config, const RootConfig& root);
+bool effective_watch(const Config& config, const RootConfig& root);
 bool effective_one_file_system(const Config& config, const RootConfig& root);
 
 }  // namespace wsindex::daemon

@@ -4,11 +4,14 @@
 #include <grp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
 
+#include "daemon/index_queries.hpp"
 #include "daemon/logging.hpp"
+#include "daemon/scan_root.hpp"
 #include "ipc/bytes_codec.hpp"
 
 namespace wsindex::daemon {
@@ -52,6 +55,7 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 Daemon::~Daemon() {
     // run() normally did all this; start() without run() (a failed start, a test) did not.
     // Readers first: see run().
+    if (live_) live_->stop();
     if (queries_) queries_->stop();
     if (scans_) scans_->stop();
 }
@@ -123,7 +127,10 @@ core::Status Daemon::start() {
     limits.max_find_results = c.max_find_results;
     limits.max_unstreamed_find_results = c.max_unstreamed_find_results;
     limits.max_message_bytes = server_options.limits.max_message_bytes;
-    handlers_.emplace(HandlerContext{io_, *scans_, *queries_, *waiters_, options_.seams, limits});
+    start_live();
+    HandlerContext context{io_, *scans_, *queries_, *waiters_, options_.seams, limits};
+    if (live_) context.live_roots = [m = live_.get()] { return m->status(); };
+    handlers_.emplace(std::move(context));
     server_.emplace(io_, server_options);
     register_handlers(*server_, *handlers_);
 
@@ -166,6 +173,7 @@ void Daemon::run() {
     // connection to close checkpoints the WAL and deletes it, which a read-only one cannot
     // do. Left behind, the next opener rebuilt the WAL index from an 80 MB log and read every
     // page through it until a checkpoint (a standalone reader: 90 ms for a find that takes 29).
+    if (live_) live_->stop();  // it feeds the scan service
     queries_->stop();
     scans_->stop();
     // Let the sessions finish closing (their handlers are ready; nothing blocks).
@@ -255,6 +263,9 @@ void Daemon::on_job_change(const ScanJob& job) {
     boost::asio::post(io_, [this] {
         if (!stopping_) waiters_->poke();
     });
+    if (job.state() == ipc::ScanState::Done && live_ && may_watch(job.root())) {
+        live_->watch(job.root());  // a root scanned by a client is kept current from now on
+    }
     if (job.state() == ipc::ScanState::Done) {
         if (QueryPool* pool = names_owner_.load(std::memory_order_acquire);
             pool != nullptr && options_.config.name_index) {
@@ -268,6 +279,108 @@ void Daemon::on_job_change(const ScanJob& job) {
         const std::string line = "scan " + std::to_string(info.scan_id) + " " +
                                  std::string(ipc::scan_state_name(info.state));
         options_.seams.service_manager.notify_status(line);
+    }
+}
+
+bool Daemon::may_watch(const std::string& root) const {
+    // A configured root with watch = false, or anything below it, is not followed; nor is
+    // anything when the live index is off.
+    const Config& c = options_.config;
+    if (!c.watch) return false;
+    for (const RootConfig& r : c.roots) {
+        const bool holds =
+            root == r.path || r.path == "/" ||
+            (root.size() > r.path.size() && root.compare(0, r.path.size(), r.path) == 0 &&
+             root[r.path.size()] == '/');
+        if (holds && !effective_watch(c, r)) return false;
+    }
+    return true;
+}
+
+void Daemon::start_live() {
+    const Config& c = options_.config;
+    if (!c.watch) {
+        spdlog::info("live index off (watch = false): roots are current as of their last scan");
+        return;
+    }
+    LiveMonitor::Options lo;
+    lo.backend = c.watch_backend;
+    lo.settle = c.watch_settle;
+    lo.max_delay = c.watch_max_delay;
+    lo.on_changes = [this](LiveChanges changes) {
+        scans_->submit_live(std::move(changes.dirs), changes.oldest);
+    };
+    lo.on_root_event = [this](const monitor::RootEvent& e) { on_root_event(e); };
+    if (auto st = LiveMonitor::start(std::move(lo), &live_); !st) {
+        spdlog::error("live index unavailable: {}; roots are current as of their last scan",
+                      st.to_string());
+        live_.reset();
+        return;
+    }
+    // Every root the index holds, and every configured root: followed from now on. What
+    // changed while no daemon was watching is unknown, so each indexed root is rescanned once
+    // (incrementally: unchanged directories are not rewritten). The monitor starts first so
+    // that changes during that rescan are applied after it.
+    std::vector<std::string> roots;
+    {
+        storage::Database db;
+        if (auto st = storage::Database::open(c.db_path, storage::OpenMode::read_only, &db); st) {
+            std::vector<ipc::RootInfo> indexed;
+            if (auto lst = list_roots(db, &indexed); lst) {
+                for (ipc::RootInfo& r : indexed) roots.push_back(std::move(r.root));
+            }
+        }
+    }
+    const std::size_t indexed = roots.size();
+    for (const RootConfig& r : c.roots) {
+        if (auto resolved = resolve_scan_root(r.path)) roots.push_back(resolved.value());
+    }
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+        if (!may_watch(roots[i])) continue;
+        live_->watch(roots[i]);
+        if (i >= indexed) continue;  // never indexed: its first scan is queued by the schedule
+        struct stat st {};
+        if (::lstat(roots[i].c_str(), &st) != 0) continue;  // not there (yet): nothing to catch up
+        if (auto job = scans_->enqueue(roots[i], ScanOrigin::Live); job) {
+            spdlog::info(
+                "live index: catching up on {} (changes while wsindexd was not running"
+                " are unknown: an incremental rescan)",
+                ipc::display_bytes(roots[i]));
+        }
+    }
+}
+
+void Daemon::on_root_event(const monitor::RootEvent& e) {
+    const std::string root = ipc::display_bytes(e.root);
+    switch (e.kind) {
+        case monitor::RootEventKind::overflow:
+        case monitor::RootEventKind::unresolvable:
+        case monitor::RootEventKind::mark_lost: {
+            // Never keep a wrong index silently: rescan what may have been missed.
+            spdlog::warn("live index: {} ({}): rescanning {}", monitor::to_string(e.kind), e.detail,
+                         root);
+            struct stat st {};
+            if (::lstat(e.root.c_str(), &st) == 0) (void)scans_->enqueue(e.root, ScanOrigin::Live);
+            if (e.kind == monitor::RootEventKind::mark_lost) {
+                live_->unwatch(e.root);
+                live_->watch(e.root);  // mark the file system that is there now
+            }
+            break;
+        }
+        case monitor::RootEventKind::root_deleted:
+        case monitor::RootEventKind::root_moved:
+            spdlog::warn("live index: the root {} was {} ({}); its rows stay until `wsctl forget`",
+                         root,
+                         e.kind == monitor::RootEventKind::root_deleted ? "deleted" : "moved away",
+                         e.detail);
+            live_->unwatch(e.root);
+            break;
+        case monitor::RootEventKind::needs_periodic:
+            spdlog::warn(
+                "live index: {} is too large for the inotify watch budget ({}); changes"
+                " beyond it are found by its periodic rescans",
+                root, e.detail);
+            break;
     }
 }
 

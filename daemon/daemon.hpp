@@ -20,6 +20,7 @@
 #include "daemon/command_line.hpp"
 #include "daemon/config.hpp"
 #include "daemon/handlers.hpp"
+#include "daemon/live_monitor.hpp"
 #include "daemon/query_pool.hpp"
 #include "daemon/scan_service.hpp"
 #include "daemon/scan_waiter.hpp"
@@ -76,6 +77,10 @@ class Daemon {
     std::optional<boost::asio::signal_set> signals_;
     std::unique_ptr<ScanService> scans_;
     std::unique_ptr<QueryPool> queries_;
+    std::unique_ptr<LiveMonitor> live_;  // null when the live index is off
+    void start_live();                   // after the scan service and the query pool
+    void on_root_event(const monitor::RootEvent& event);  // monitor thread
+    [[nodiscard]] bool may_watch(const std::string& root) const;
     std::atomic<QueryPool*> names_owner_{nullptr};  // set once the pool exists (scan thread reads)
     std::optional<ScanWaiters> waiters_;
     std::optional<HandlerContext> handlers_;

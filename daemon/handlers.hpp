@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 
+#include "daemon/live_monitor.hpp"
 #include "daemon/query_pool.hpp"
 #include "daemon/scan_service.hpp"
 #include "daemon/scan_waiter.hpp"
@@ -35,6 +36,8 @@ struct HandlerContext {
     Seams seams;
     HandlerLimits limits;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    // The live index's roots (any thread); empty when the live index is off.
+    std::function<std::vector<LiveRootStatus>()> live_roots;
 };
 
 // Registers every method on `server` (before server.start()).

@@ -180,6 +180,30 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
     std::vector<ipc::RootInfo> roots;
     core::Status st = list_roots(q.db, &roots);
     if (st) st = last_failed_scan(q.db, snap, &s.last_failed);
+    if (ctx.live_roots) {
+        // Each indexed root: how it is kept current (the deepest followed root holding it).
+        const std::vector<LiveRootStatus> live = ctx.live_roots();
+        for (ipc::RootInfo& root : roots) {
+            const LiveRootStatus* best = nullptr;
+            for (const LiveRootStatus& l : live) {
+                const bool holds = l.root == "/" || root.root == l.root ||
+                                   (root.root.size() > l.root.size() &&
+                                    root.root.compare(0, l.root.size(), l.root) == 0 &&
+                                    root.root[l.root.size()] == '/');
+                if (holds && (best == nullptr || l.root.size() > best->root.size())) best = &l;
+            }
+            if (best == nullptr) continue;
+            root.live = best->mode;
+            root.live_watches = best->watches;
+            root.live_changes = best->changes;
+            root.live_overflows = best->overflows;
+            root.live_changes_per_second = best->changes_per_second;
+        }
+        const LiveApplyStats applied = ctx.scans.live_stats();
+        s.live = ipc::LiveInfo{
+            applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
+            applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs};
+    }
     if (!st) {
         r.fail(storage_failure(ctx, "status: reading the index", st));
         return;
@@ -195,6 +219,11 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
     for (ipc::RootInfo& root : roots) {
         bool keep = false;
         if (st) st = redactor.redact(&root, &keep);
+        if (root.counts_hidden) {
+            // How often things change below says something about what this caller cannot see.
+            root.live_changes = 0;
+            root.live_changes_per_second = 0;
+        }
         if (keep) s.roots.push_back(std::move(root));
     }
     if (!st) {

@@ -20,7 +20,9 @@
 
 namespace wsindex::daemon {
 
-enum class ScanOrigin { Client, Schedule, Rebuild };  // Rebuild: a damaged index set aside
+// Rebuild: a damaged index set aside. Live: the live index lost changes (overflow) or met a
+// subtree too large to walk in memory, or the daemon catches up after a restart.
+enum class ScanOrigin { Client, Schedule, Rebuild, Live };
 
 class ScanJob {
   public:

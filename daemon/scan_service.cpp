@@ -25,6 +25,9 @@ constexpr std::chrono::hours kRetryUnresolved{1};
 // that a scan on a busy machine gives way, yet it still progresses (19 would starve it).
 constexpr int kScanNice = 10;
 
+// The live index settles (checkpoint, name index reload) at most this often.
+constexpr std::chrono::seconds kLiveSettleEvery{2};
+
 core::Status load_last_done(storage::Database& db, std::map<std::string, std::int64_t>* out) {
     storage::Statement s;
     if (auto st = db.prepare("SELECT root, max(finished_ns) FROM scans"
@@ -307,9 +310,36 @@ void ScanService::main() {
         }
         queue_due_roots(lock);
         if (stopping_) break;
+        if (!live_dirs_.empty()) {
+            // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
+            std::vector<std::string> dirs(live_dirs_.begin(), live_dirs_.end());
+            live_dirs_.clear();
+            const Clock::time_point oldest = live_oldest_;
+            live_stats_.pending_dirs = 0;
+            lock.unlock();
+            run_live(std::move(dirs), oldest);
+            lock.lock();
+            // Settle (checkpoint; the name index reloads) once changes pause, at most every
+            // kLiveSettleEvery: a reload reads every name, and a trickle of changes would
+            // otherwise reload it each time.
+            if (!live_settle_at_)
+                live_settle_at_ = std::max(Clock::now(), last_settle_ + kLiveSettleEvery);
+            continue;
+        }
+        if (live_settle_at_ && queue_.empty() && Clock::now() >= *live_settle_at_) {
+            live_settle_at_.reset();
+            lock.unlock();
+            settle();
+            last_settle_ = Clock::now();
+            lock.lock();
+            continue;
+        }
         if (queue_.empty()) {
-            // Sleep until a request, a stop, a reconfigure, or the next periodic root is due.
-            if (const auto next = next_due_locked()) {
+            // Sleep until a request, a stop, a reconfigure, the next periodic root is due, or
+            // the live index's settle time.
+            std::optional<Clock::time_point> next = next_due_locked();
+            if (live_settle_at_ && (!next || *live_settle_at_ < *next)) next = live_settle_at_;
+            if (next) {
                 wake_.wait_until(lock, *next);
             } else {
                 wake_.wait(lock);

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,6 +66,17 @@ struct IndexRebuild {
     std::string detail;              // what SQLite reported
     std::vector<std::string> roots;  // roots queued for the rebuild (configured roots come too)
     std::size_t pending = 0;         // of those, scans that have not ended yet
+};
+
+// What the live index has applied (scan_service_live.cpp), for Status.
+struct LiveApplyStats {
+    std::uint64_t batches = 0;
+    std::uint64_t dirs = 0;            // directories re-listed and applied
+    std::uint64_t rows_changed = 0;    // entries rows inserted, updated or deleted
+    std::uint64_t failures = 0;        // batches that failed (their roots were rescanned)
+    std::int64_t last_applied_ns = 0;  // wall clock of the last batch that changed something
+    std::uint64_t last_lag_ms = 0;     // its oldest change's settle-to-visible time
+    std::uint64_t pending_dirs = 0;    // waiting for the scan thread
 };
 
 struct ScanServiceOptions {
@@ -124,6 +136,11 @@ class ScanService {
     // (storage::is_damage), the scan thread checks the file and, when the check confirms it,
     // sets it aside and rebuilds the index. Cheap; repeated reports coalesce.
     void report_damage(const core::Status& failure);
+    // Any thread. Directories the live index found changed: the scan thread re-lists them
+    // (one level), walks what is new below them and applies it in one transaction, between
+    // scans (changes that arrive during a scan are applied after its swap).
+    void submit_live(std::vector<std::string> dirs, std::chrono::steady_clock::time_point oldest);
+    [[nodiscard]] LiveApplyStats live_stats() const;
     // Any thread. The last rebuild of a damaged index by this process, if any.
     [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
 
@@ -158,6 +175,8 @@ class ScanService {
     void rebuild_due_locked();
     void reschedule_locked(const std::string& root, bool completed);
     void notify(const ScanJob& job) const;
+    // The live index (scan_service_live.cpp). Scan thread, no lock held.
+    void run_live(std::vector<std::string> dirs, Clock::time_point oldest);
     // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
     core::Status open_writer();
     core::Status set_aside(const storage::IndexCheck& check);
@@ -191,6 +210,11 @@ class ScanService {
     static constexpr std::size_t kEndedKept = 16;
     bool damage_reported_ = false;         // guarded: report_damage() was called
     std::optional<IndexRebuild> rebuild_;  // guarded
+    std::set<std::string> live_dirs_;      // guarded: changed directories not applied yet
+    Clock::time_point live_oldest_{};      // guarded: the first change among them
+    LiveApplyStats live_stats_;            // guarded
+    std::optional<Clock::time_point> live_settle_at_;  // guarded: settle once quiet, then
+    Clock::time_point last_settle_{};                  // scan thread
     std::thread thread_;
 };
 

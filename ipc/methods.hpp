@@ -106,6 +106,23 @@ struct RootInfo {
     // `entries` and `bytes` withheld (zero): the caller may not list everything below the root.
     // Roots the caller cannot see at all are left out of the reply.
     bool counts_hidden = false;
+    // How the live index keeps it current: "fanotify", "inotify", "periodic" (changes are
+    // followed only by rescans), or empty (not followed: watch = false).
+    std::string live;
+    std::uint64_t live_watches = 0;    // inotify watches (of the daemon's inotify group)
+    std::uint64_t live_changes = 0;    // changed directories reported since start
+    std::uint64_t live_overflows = 0;  // times changes were lost and the root was rescanned
+    double live_changes_per_second = 0;
+};
+// What the live index applied (StatusReply).
+struct LiveInfo {
+    std::uint64_t batches = 0;
+    std::uint64_t dirs = 0;
+    std::uint64_t rows_changed = 0;
+    std::uint64_t failures = 0;
+    std::int64_t last_applied_ns = 0;  // wall clock; 0: nothing applied yet
+    std::uint64_t lag_ms = 0;          // of the last applied batch: first change to visible
+    std::uint64_t pending_dirs = 0;
 };
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {
@@ -131,6 +148,8 @@ struct StatusReply {
     std::optional<ScanInfo> last_failed;
     // The last rebuild of a damaged index by this daemon process; absent when there was none.
     std::optional<IndexRebuildInfo> index_rebuild;
+    // The live index; absent when it is off (watch = false).
+    std::optional<LiveInfo> live;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------

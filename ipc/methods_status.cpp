@@ -41,6 +41,21 @@ void read(FieldReader& r, RootInfo& out) {
     out.entries = r.uint64("entries", 0);
     out.bytes = r.uint64("bytes", 0);
     out.counts_hidden = r.boolean("counts_hidden", false);
+    out.live = r.text("live", "");
+    out.live_watches = r.uint64("live_watches", 0);
+    out.live_changes = r.uint64("live_changes", 0);
+    out.live_overflows = r.uint64("live_overflows", 0);
+    out.live_changes_per_second = r.number("live_changes_per_second", 0.0);
+}
+
+void read(FieldReader& r, LiveInfo& out) {
+    out.batches = r.uint64("batches", 0);
+    out.dirs = r.uint64("dirs", 0);
+    out.rows_changed = r.uint64("rows_changed", 0);
+    out.failures = r.uint64("failures", 0);
+    out.last_applied_ns = r.int64("last_applied_ns", 0);
+    out.lag_ms = r.uint64("lag_ms", 0);
+    out.pending_dirs = r.uint64("pending_dirs", 0);
 }
 
 json to_json(const PoolWorkerStatus& v) {
@@ -58,7 +73,24 @@ json to_json(const RootInfo& v) {
              {"entries", v.entries},
              {"bytes", v.bytes}};
     if (v.counts_hidden) out["counts_hidden"] = true;
+    if (!v.live.empty()) {
+        out["live"] = v.live;
+        out["live_watches"] = v.live_watches;
+        out["live_changes"] = v.live_changes;
+        out["live_overflows"] = v.live_overflows;
+        out["live_changes_per_second"] = v.live_changes_per_second;
+    }
     return out;
+}
+
+json to_json(const LiveInfo& v) {
+    return json{{"batches", v.batches},
+                {"dirs", v.dirs},
+                {"rows_changed", v.rows_changed},
+                {"failures", v.failures},
+                {"last_applied_ns", v.last_applied_ns},
+                {"lag_ms", v.lag_ms},
+                {"pending_dirs", v.pending_dirs}};
 }
 
 json to_json(const IndexRebuildInfo& v) {
@@ -77,7 +109,8 @@ json to_json(const StatusReply& v) {
                 {"workers", list_to_json(v.workers)},
                 {"roots", list_to_json(v.roots)},
                 {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
-                {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)}};
+                {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
+                {"live", v.live ? to_json(*v.live) : json(nullptr)}};
 }
 
 template <>
@@ -119,6 +152,20 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
                 return;
             }
             out.index_rebuild = std::move(info);
+        }
+        if (const json* raw = r.raw("live"); raw != nullptr) {
+            if (!raw->is_object()) {
+                r.fail_field("live", "must be an object or null");
+                return;
+            }
+            FieldReader sub(*raw, "live.");
+            LiveInfo info;
+            read(sub, info);
+            if (auto error = sub.take_error()) {
+                r.fail(std::move(*error));
+                return;
+            }
+            out.live = info;
         }
     });
 }

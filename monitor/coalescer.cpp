@@ -24,7 +24,7 @@ Coalescer::TimePoint Coalescer::due_at(const Dirty& d) const {
     return std::min(d.last + settings_.settle, d.first + settings_.max_delay);
 }
 
-std::vector<DirChange> Coalescer::take_due() {
+std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
     const TimePoint t = now_();
     std::vector<Dirty> due;
     for (auto it = dirty_.begin(); it != dirty_.end();) {
@@ -37,6 +37,7 @@ std::vector<DirChange> Coalescer::take_due() {
     }
     std::sort(due.begin(), due.end(),
               [](const Dirty& a, const Dirty& b) { return a.first < b.first; });
+    if (first_change != nullptr && !due.empty()) *first_change = due.front().first;
     std::vector<DirChange> out;
     out.reserve(due.size());
     for (auto& d : due) out.push_back(std::move(d.change));

@@ -35,7 +35,8 @@ class Coalescer final : public ChangeSink {
     void root_event(const RootEvent& event) override;
 
     // The directories due now, oldest first change first; they leave the coalescer.
-    [[nodiscard]] std::vector<DirChange> take_due();
+    // `first_change` (if given and something is due): the earliest first change among them.
+    [[nodiscard]] std::vector<DirChange> take_due(TimePoint* first_change = nullptr);
     // The root events received since the last call.
     [[nodiscard]] std::vector<RootEvent> take_root_events();
     // When the next directory becomes due (for a poll timeout); none when nothing is dirty.

@@ -128,6 +128,11 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
         report_all(RootEventKind::overflow, "fanotify queue overflow");
         return;
     }
+    if ((meta.mask & FAN_ONDIR) != 0 &&
+        (meta.mask & (FAN_MOVED_FROM | FAN_MOVED_TO | FAN_RENAME | FAN_MOVE_SELF)) != 0) {
+        // A directory moved: every path below it changed, so no resolved path is trusted.
+        resolved_.clear();
+    }
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
         const auto* hdr = reinterpret_cast<const struct fanotify_event_info_header*>(p);
         if (hdr->len == 0 || p + hdr->len > end) break;
@@ -166,6 +171,14 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
 void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
     if (auto it = handles_.find(key); it != handles_.end()) {
         sink_.dir_changed(DirChange{it->second, {}});
+        return;
+    }
+    if (auto it = resolved_.find(key); it != resolved_.end()) {
+        if (it->second.empty()) {
+            ++stats_.outside_roots;
+        } else {
+            sink_.dir_changed(DirChange{std::nullopt, it->second});
+        }
         return;
     }
     // Slow path: an unregistered directory. Open a root on its file system to resolve through
@@ -212,8 +225,17 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
     std::string path(4096, '\0');
     const ssize_t n = ::readlink(link, path.data(), path.size());
     if (n < 0 || static_cast<std::size_t>(n) >= path.size()) {
+        // A path the kernel cannot print (longer than a page, or not reachable from this
+        // mount namespace): find the root it lies under, if any, by walking up with "..".
+        // Outside every root it is dropped; under one, only that root lost a change.
+        const Root* root = root_above(fd);
+        if (root == nullptr) {
+            ++stats_.outside_roots;
+            return;
+        }
         ++stats_.unresolvable;
-        report_fs(fsid, RootEventKind::unresolvable, "readlink of a resolved handle failed");
+        sink_.root_event({RootEventKind::unresolvable, root->path,
+                          "a changed directory's path is too long to resolve"});
         return;
     }
     path.resize(static_cast<std::size_t>(n));
@@ -225,11 +247,36 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
         ++stats_.stale_handles;
         return;
     }
+    // Remembered until a directory moves (handle_event), bounded: on a busy file system most
+    // events name the same few directories, and resolving costs four system calls.
+    if (resolved_.size() >= kMaxResolved) resolved_.clear();
     if (root_under(path) == nullptr) {
         ++stats_.outside_roots;
+        resolved_.emplace(key, std::string());
         return;
     }
+    resolved_.emplace(key, path);
     sink_.dir_changed(DirChange{std::nullopt, std::move(path)});
+}
+
+const FanotifyMonitor::Root* FanotifyMonitor::root_above(int dirfd) const {
+    // Each step opens the parent (O_PATH: no permission needed beyond search) and compares
+    // device and inode with the roots; "/" is its own parent.
+    core::UniqueFd current(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
+    struct stat st {};
+    if (!current.valid() || ::fstat(current.get(), &st) != 0) return nullptr;
+    for (;;) {
+        for (const auto& r : roots_) {
+            if (!r.gone && r.dev == st.st_dev && r.ino == st.st_ino) return &r;
+        }
+        core::UniqueFd parent(
+            ::openat(current.get(), "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        struct stat up {};
+        if (!parent.valid() || ::fstat(parent.get(), &up) != 0) return nullptr;
+        if (up.st_dev == st.st_dev && up.st_ino == st.st_ino) return nullptr;  // reached "/"
+        current = std::move(parent);
+        st = up;
+    }
 }
 
 const FanotifyMonitor::Root* FanotifyMonitor::root_under(const std::string& path) const {

@@ -83,6 +83,8 @@ class FanotifyMonitor {
     void report_all(RootEventKind kind, const std::string& detail);
     void report_fs(const std::string& fsid, RootEventKind kind, const std::string& detail);
     [[nodiscard]] const Root* root_under(const std::string& path) const;
+    // The root that the directory open at `dirfd` lies under (walking up through ".."), if any.
+    [[nodiscard]] const Root* root_above(int dirfd) const;
 
     ChangeSink& sink_;
     core::UniqueFd fan_;
@@ -90,6 +92,10 @@ class FanotifyMonitor {
     std::uint64_t mark_mask_ = 0;
     std::vector<Root> roots_;
     std::unordered_map<HandleKey, DirKey> handles_;
+    // Slow-path answers: handle -> path under a root, or "" for outside every root. Cleared
+    // whenever a directory moves (paths below it change) and when it grows past kMaxResolved.
+    static constexpr std::size_t kMaxResolved = 65536;
+    std::unordered_map<HandleKey, std::string> resolved_;
     Stats stats_;
 };
 

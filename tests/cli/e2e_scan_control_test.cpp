@@ -42,6 +42,13 @@ class FilesAdded {
 
 class ScanControl : public EndToEnd {
   protected:
+    // These tests change the tree and then check that only a completed scan shows it: with
+    // the live index on, the change would show without one.
+    void SetUp() override {
+        extra_args_.push_back("--no-watch");
+        EndToEnd::SetUp();
+    }
+
     // The default configuration: these tests compare whole answers over the big tree (200k
     // entries in release builds), which no default cap may cut (max_find_results is 0: none).
     // One big tree for the suite: generating it is the slow part.

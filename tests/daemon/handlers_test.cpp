@@ -45,6 +45,9 @@ class DaemonFixture : public ::testing::Test {
         o.config.db_path = dir / "index.db";
         o.config.workers = 2;
         o.config.progress_interval = 20ms;
+        // The handlers' answers over a tree no one changes: scans only (no live index, whose
+        // catch-up scans and watches are tested end to end in tests/cli/e2e_live_test.cpp).
+        o.config.watch = false;
         o.handle_signals = false;
         return o;
     }

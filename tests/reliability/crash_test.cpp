@@ -49,6 +49,13 @@ struct Answers {
 
 class CrashSurvival : public DaemonFixture {
   protected:
+    // The tree is changed between scans, and each scan must be all or nothing: the live index
+    // (tested in tests/cli/e2e_live_test.cpp) would apply those changes without a scan.
+    void SetUp() override {
+        extra_args_.push_back("--no-watch");
+        DaemonFixture::SetUp();
+    }
+
     // The smallest directory one level below `root` (by entries), from du: a cheap full find.
     std::string small_child(const nlohmann::json& du) {
         std::string best;

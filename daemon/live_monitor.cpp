@@ -1,0 +1,310 @@
+// LiveMonitor: the monitor thread — commands, poll, backends, coalescer, delivery.
+#include "daemon/live_monitor.hpp"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "ipc/bytes_codec.hpp"
+#include "monitor/coalescer.hpp"
+#include "monitor/fanotify_monitor.hpp"
+#include "monitor/inotify_monitor.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// fanotify has no event for an unmounted file system: each root is compared with what was
+// marked this often (FanotifyMonitor::check_roots).
+constexpr std::chrono::seconds kCheckRoots{5};
+// The window of the changes-per-second figure.
+constexpr std::chrono::seconds kRateWindow{10};
+
+bool under(const std::string& path, const std::string& root) {
+    if (root == "/") return !path.empty() && path[0] == '/';
+    return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+           (path.size() == root.size() || path[root.size()] == '/');
+}
+
+std::string shown(const std::string& path) { return ipc::display_bytes(path); }
+
+}  // namespace
+
+struct LiveMonitor::Backends {
+    explicit Backends(const Options& o)
+        : coalescer({o.settle, o.max_delay}), fan(coalescer), ino(coalescer, {}) {}
+    monitor::Coalescer coalescer;
+    monitor::FanotifyMonitor fan;
+    monitor::InotifyMonitor ino;
+    bool fan_open = false;
+    bool fan_tried = false;
+    bool ino_open = false;
+    Clock::time_point next_check = Clock::now() + kCheckRoots;
+};
+
+LiveMonitor::LiveMonitor(Options options) : options_(std::move(options)) {}
+
+core::Status LiveMonitor::start(Options options, std::unique_ptr<LiveMonitor>* out) {
+    std::unique_ptr<LiveMonitor> m(new LiveMonitor(std::move(options)));
+    m->wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!m->wake_.valid()) return core::Status::from_errno(errno, "eventfd");
+    m->backends_ = std::make_unique<Backends>(m->options_);
+    m->thread_ = std::thread([p = m.get()] { p->main(); });
+    *out = std::move(m);
+    return {};
+}
+
+LiveMonitor::~LiveMonitor() { stop(); }
+
+void LiveMonitor::stop() {
+    stopping_.store(true);
+    if (wake_.valid()) {
+        const std::uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+void LiveMonitor::watch(const std::string& root) {
+    {
+        std::lock_guard lock(mutex_);
+        commands_.emplace_back(true, root);
+    }
+    const std::uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+}
+
+void LiveMonitor::unwatch(const std::string& root) {
+    {
+        std::lock_guard lock(mutex_);
+        commands_.emplace_back(false, root);
+    }
+    const std::uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+}
+
+std::vector<LiveRootStatus> LiveMonitor::status() const {
+    std::vector<LiveRootStatus> out;
+    const Clock::time_point now = Clock::now();
+    std::lock_guard lock(mutex_);
+    for (const Root& r : roots_) {
+        if (!r.active) continue;
+        LiveRootStatus s = r.status;
+        std::uint64_t recent = 0;
+        for (const auto& [at, n] : r.rate) {
+            if (now - at <= kRateWindow) recent += n;
+        }
+        s.changes_per_second =
+            static_cast<double>(recent) / static_cast<double>(kRateWindow.count());
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::size_t LiveMonitor::root_of(const std::string& path) const {
+    // The deepest active root holding `path`.
+    std::size_t best = std::string::npos;
+    for (std::size_t i = 0; i < roots_.size(); ++i) {
+        if (!roots_[i].active || !under(path, roots_[i].status.root)) continue;
+        if (best == std::string::npos ||
+            roots_[i].status.root.size() > roots_[best].status.root.size()) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+void LiveMonitor::add_root(const std::string& root) {
+    {
+        std::lock_guard lock(mutex_);
+        for (Root& r : roots_) {
+            if (r.status.root == root) {
+                r.active = true;
+                return;
+            }
+        }
+        for (const Root& r : roots_) {
+            if (r.active && under(root, r.status.root)) return;  // covered
+        }
+    }
+    Backends& b = *backends_;
+    std::string mode;
+    if (options_.backend != WatchBackend::Inotify) {
+        if (!b.fan_tried) {
+            b.fan_tried = true;
+            if (auto st = b.fan.open(); st) {
+                b.fan_open = true;
+            } else {
+                spdlog::log(options_.backend == WatchBackend::Fanotify ? spdlog::level::err
+                                                                       : spdlog::level::info,
+                            "live index: fanotify unavailable ({}); using inotify", st.to_string());
+            }
+        }
+        if (b.fan_open) {
+            if (auto st = b.fan.add_root(root); st) {
+                mode = "fanotify";
+            } else {
+                spdlog::warn(
+                    "live index: fanotify cannot mark the file system of {} ({}); using"
+                    " inotify",
+                    shown(root), st.to_string());
+            }
+        }
+    }
+    if (mode.empty()) {
+        if (!b.ino_open) {
+            if (auto st = b.ino.open(); !st) {
+                spdlog::error(
+                    "live index: inotify unavailable ({}); {} is kept current by"
+                    " periodic rescans only",
+                    st.to_string(), shown(root));
+                mode = "periodic";
+            } else {
+                b.ino_open = true;
+            }
+        }
+        if (mode.empty()) {
+            if (auto st = b.ino.add_root(root); !st) {
+                spdlog::error("live index: cannot watch {} ({}); periodic rescans only",
+                              shown(root), st.to_string());
+                mode = "periodic";
+            } else {
+                mode = "inotify";
+            }
+        }
+    }
+    spdlog::info("live index: following {} ({})", shown(root), mode);
+    std::lock_guard lock(mutex_);
+    Root r;
+    r.status.root = root;
+    r.status.mode = mode;
+    roots_.push_back(std::move(r));
+}
+
+void LiveMonitor::run_commands() {
+    std::vector<std::pair<bool, std::string>> commands;
+    {
+        std::lock_guard lock(mutex_);
+        commands.swap(commands_);
+    }
+    for (auto& [add, root] : commands) {
+        if (add) {
+            add_root(root);
+            continue;
+        }
+        std::lock_guard lock(mutex_);
+        for (Root& r : roots_) {
+            if (r.status.root == root && r.active) {
+                r.active = false;
+                spdlog::info("live index: no longer following {}", shown(root));
+            }
+        }
+    }
+}
+
+void LiveMonitor::deliver(Clock::time_point now) {
+    Backends& b = *backends_;
+    for (const monitor::RootEvent& e : b.coalescer.take_root_events()) {
+        {
+            std::lock_guard lock(mutex_);
+            for (Root& r : roots_) {
+                if (r.status.root != e.root) continue;
+                if (e.kind == monitor::RootEventKind::overflow ||
+                    e.kind == monitor::RootEventKind::unresolvable) {
+                    ++r.status.overflows;
+                } else if (e.kind == monitor::RootEventKind::needs_periodic) {
+                    r.status.mode = "periodic";
+                }
+            }
+        }
+        if (options_.on_root_event) options_.on_root_event(e);
+    }
+    LiveChanges changes;
+    changes.oldest = now;
+    std::vector<monitor::DirChange> due = b.coalescer.take_due(&changes.oldest);
+    if (due.empty()) return;
+    {
+        std::lock_guard lock(mutex_);
+        std::vector<std::uint64_t> per_root(roots_.size(), 0);
+        for (monitor::DirChange& c : due) {
+            if (c.path.empty()) continue;  // registered keys are not used by the daemon
+            const std::size_t root = root_of(c.path);
+            if (root == std::string::npos) continue;
+            ++per_root[root];
+            changes.dirs.push_back(std::move(c.path));
+        }
+        for (std::size_t i = 0; i < roots_.size(); ++i) {
+            if (per_root[i] == 0) continue;
+            Root& r = roots_[i];
+            r.status.changes += per_root[i];
+            r.rate.emplace_back(now, per_root[i]);
+            while (!r.rate.empty() && now - r.rate.front().first > kRateWindow) {
+                r.rate.erase(r.rate.begin());
+            }
+        }
+    }
+    // The lag the scan thread reports runs from the first change of the oldest directory.
+    if (!changes.dirs.empty() && options_.on_changes) options_.on_changes(std::move(changes));
+}
+
+void LiveMonitor::main() {
+    Backends& b = *backends_;
+    while (!stopping_.load()) {
+        pollfd fds[3];
+        nfds_t n = 0;
+        fds[n++] = {wake_.get(), POLLIN, 0};
+        const int fan_slot = b.fan_open ? static_cast<int>(n) : -1;
+        if (b.fan_open) fds[n++] = {b.fan.fd(), POLLIN, 0};
+        const int ino_slot = b.ino_open ? static_cast<int>(n) : -1;
+        if (b.ino_open) fds[n++] = {b.ino.fd(), POLLIN, 0};
+        Clock::time_point wake_at = b.next_check;
+        if (const auto due = b.coalescer.next_due()) wake_at = std::min(wake_at, *due);
+        const auto wait =
+            std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now());
+        const int timeout = static_cast<int>(std::max<std::int64_t>(0, wait.count() + 1));
+        const int rc = ::poll(fds, n, timeout);
+        if (rc < 0 && errno != EINTR) {
+            spdlog::error("live index: poll failed: {}", std::strerror(errno));
+            return;
+        }
+        if (rc > 0 && (fds[0].revents & POLLIN) != 0) {
+            std::uint64_t count = 0;
+            (void)!::read(wake_.get(), &count, sizeof count);
+            if (stopping_.load()) break;
+            run_commands();
+        }
+        if (fan_slot >= 0 && rc > 0 && (fds[fan_slot].revents & POLLIN) != 0) {
+            if (auto st = b.fan.process_available(); !st) {
+                spdlog::error("live index: reading fanotify events failed: {}", st.to_string());
+                std::lock_guard lock(mutex_);
+                for (const Root& r : roots_) {
+                    b.coalescer.root_event({monitor::RootEventKind::overflow, r.status.root,
+                                            "the fanotify group failed"});
+                }
+            }
+        }
+        if (ino_slot >= 0 && rc > 0 && (fds[ino_slot].revents & POLLIN) != 0) {
+            if (auto st = b.ino.process_available(); !st) {
+                spdlog::error("live index: reading inotify events failed: {}", st.to_string());
+            }
+            std::lock_guard lock(mutex_);
+            for (Root& r : roots_) {
+                if (r.status.mode == "inotify") r.status.watches = b.ino.watch_count();
+            }
+        }
+        const Clock::time_point now = Clock::now();
+        if (now >= b.next_check) {
+            if (b.fan_open) b.fan.check_roots();
+            b.next_check = now + kCheckRoots;
+        }
+        deliver(now);
+    }
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,233 @@
+// ScanService: the live index's batches on the scan thread — re-list the changed directories
+// one level, walk the new subdirectories in full, apply everything in one transaction.
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "core/clock.hpp"
+#include "core/walker.hpp"
+#include "daemon/scan_service.hpp"
+#include "ipc/bytes_codec.hpp"
+#include "storage/live_update.hpp"
+#include "storage/path_range.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+// Records of new subtrees one batch holds in memory (~200 bytes each). A larger new subtree
+// (a big directory moved into a root) is inserted as its own entry and then scanned as a
+// subtree: the scan streams it, in bounded memory.
+constexpr std::size_t kMaxBatchRecords = 200000;
+
+std::string shown(const std::string& path) { return ipc::display_bytes(path); }
+
+bool under(const std::string& path, const std::string& root) {
+    if (root == "/") return !path.empty() && path[0] == '/';
+    return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+           (path.size() == root.size() || path[root.size()] == '/');
+}
+
+// A directory that vanished or changed kind since it was reported: its parent's listing (also
+// reported) says what happened.
+bool gone_since(const core::Status& st) {
+    return st.code() == std::errc::no_such_file_or_directory ||
+           st.code() == std::errc::not_a_directory;
+}
+
+}  // namespace
+
+void ScanService::submit_live(std::vector<std::string> dirs,
+                              std::chrono::steady_clock::time_point oldest) {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return;
+        if (live_dirs_.empty()) live_oldest_ = oldest;
+        live_oldest_ = std::min(live_oldest_, oldest);
+        for (std::string& d : dirs) live_dirs_.insert(std::move(d));
+        live_stats_.pending_dirs = live_dirs_.size();
+    }
+    wake_.notify_all();
+}
+
+LiveApplyStats ScanService::live_stats() const {
+    std::lock_guard lock(mutex_);
+    return live_stats_;
+}
+
+void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point oldest) {
+    core::WalkOptions walk;
+    bool one_file_system = false;
+    std::vector<std::pair<std::string, bool>> roots;  // configured roots: one_file_system
+    {
+        std::lock_guard lock(mutex_);
+        walk.workers = options_.settings.workers;
+        walk.prune = options_.settings.prune;
+        one_file_system = options_.settings.one_file_system;
+        for (const Due& d : due_) roots.emplace_back(d.canonical, d.root.one_file_system);
+    }
+    walk.full_paths = true;
+    walk.fs = options_.fs;
+    walk.raise_fd_limit = false;
+    core::WalkOptions one_level = walk;
+    one_level.max_depth = 1;
+    const core::PruneMatcher prune(walk.prune);
+    core::Walker lister(one_level);
+    std::unique_ptr<core::Walker> full;  // made when a batch has a new subdirectory
+
+    storage::Database& db = writer_->writer().database();
+    storage::LiveBatch batch;
+    std::size_t records = 0;
+    std::vector<std::string> too_large;  // new subtrees left to a subtree scan
+    std::vector<std::string> failed;     // directories that could not be listed: rescan them
+    auto collect = [](std::vector<core::WalkResult>& into) {
+        return [&into](std::span<core::WalkResult> b) {
+            for (core::WalkResult& r : b) into.push_back(std::move(r));
+            return core::Status{};
+        };
+    };
+    for (const std::string& dir : dirs) {
+        std::vector<core::WalkResult> listed;
+        if (auto st = lister.run(dir, collect(listed)); !st) {
+            if (!gone_since(st)) {
+                spdlog::warn("live index: cannot list {}: {}", shown(dir), st.to_string());
+                failed.push_back(dir);
+            }
+            continue;
+        }
+        storage::RelistedDir relisted;
+        for (core::WalkResult& r : listed) {
+            if (r.parent_id == 0) {
+                relisted.self = std::move(r);
+            } else {
+                relisted.entries.push_back(std::move(r));
+            }
+        }
+        if (!relisted.self.is_dir()) continue;
+        std::vector<std::string> fresh;
+        if (auto st = storage::unindexed_subdirs(db, relisted, &fresh); !st) {
+            report_damage(st);
+            spdlog::error("live index: reading the index failed: {}", st.to_string());
+            failed.push_back(dir);
+            continue;
+        }
+        for (const std::string& sub : fresh) {
+            const core::WalkResult* entry = nullptr;
+            for (const core::WalkResult& e : relisted.entries) {
+                if (e.path == sub) entry = &e;
+            }
+            // What the scan's walk would have done at this directory: record it without its
+            // contents when pruned or on another file system (one_file_system).
+            bool descend = entry != nullptr && entry->has_stat && entry->error == 0;
+            if (descend && prune.has_dir_rules() && prune.prune_dir(sub, storage::base_name(sub))) {
+                descend = false;
+            }
+            bool ofs = one_file_system;
+            std::string root_of_sub;
+            for (const auto& [root, root_ofs] : roots) {
+                if (under(sub, root) && root.size() > root_of_sub.size()) {
+                    root_of_sub = root;
+                    ofs = root_ofs;
+                }
+            }
+            if (descend && ofs && !root_of_sub.empty()) {
+                struct stat st {};
+                if (::lstat(root_of_sub.c_str(), &st) == 0 && st.st_dev != entry->dev) {
+                    descend = false;
+                }
+            }
+            if (descend && records >= kMaxBatchRecords) {
+                too_large.push_back(sub);
+                descend = false;
+            }
+            if (!descend) continue;  // the writer records the directory by itself
+            if (!full) full = std::make_unique<core::Walker>(walk);
+            storage::WalkedSubtree subtree;
+            bool over = false;
+            const core::Status walked =
+                full->run(sub, [&](std::span<core::WalkResult> b) -> core::Status {
+                    if (records + subtree.records.size() + b.size() > kMaxBatchRecords) {
+                        over = true;  // stop the walk: a subtree scan takes it, streaming
+                        return core::Status(std::make_error_code(std::errc::file_too_large),
+                                            "subtree too large");
+                    }
+                    for (core::WalkResult& r : b) subtree.records.push_back(std::move(r));
+                    return core::Status{};
+                });
+            if (over) {
+                too_large.push_back(sub);
+                continue;
+            }
+            if (auto st = walked; !st) {
+                if (!gone_since(st)) {
+                    spdlog::warn("live index: cannot walk {}: {}", shown(sub), st.to_string());
+                    failed.push_back(dir);
+                }
+                continue;
+            }
+            records += subtree.records.size();
+            batch.subtrees.push_back(std::move(subtree));
+        }
+        batch.dirs.push_back(std::move(relisted));
+    }
+
+    storage::LiveReport report;
+    const core::Status applied = storage::apply_live_batch(db, batch, &report);
+    if (applied) (void)writer_->writer().collect_garbage();
+    const std::uint64_t lag_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - oldest).count());
+    if (!applied) {
+        spdlog::error("live index: applying {} changed directories failed: {}", dirs.size(),
+                      applied.to_string());
+        report_damage(applied);
+        failed.insert(failed.end(), dirs.begin(), dirs.end());
+    } else if (report.rows_inserted + report.rows_updated + report.rows_deleted > 0) {
+        spdlog::debug(
+            "live index: {} directories, {} rows added, {} changed, {} removed, {} "
+            "subtrees removed, {} ms after the first change",
+            report.dirs_applied, report.rows_inserted, report.rows_updated, report.rows_deleted,
+            report.subtrees_removed, lag_ms);
+    }
+    // Never keep a wrong index silently: what could not be applied is rescanned — the root
+    // holding it, incrementally (unchanged directories are not rewritten).
+    std::vector<std::string> rescans = too_large;
+    for (const std::string& d : failed) {
+        std::string best;
+        for (const auto& [root, ofs] : roots) {
+            if (under(d, root) && root.size() > best.size()) best = root;
+        }
+        rescans.push_back(best.empty() ? d : best);
+    }
+    std::sort(rescans.begin(), rescans.end());
+    rescans.erase(std::unique(rescans.begin(), rescans.end()), rescans.end());
+    std::vector<std::shared_ptr<ScanJob>> added;
+    {
+        std::lock_guard lock(mutex_);
+        ++live_stats_.batches;
+        if (applied) {
+            live_stats_.dirs += report.dirs_applied;
+            const std::uint64_t rows =
+                report.rows_inserted + report.rows_updated + report.rows_deleted;
+            live_stats_.rows_changed += rows;
+            if (rows > 0) {
+                live_stats_.last_applied_ns = core::wall_clock_ns();
+                live_stats_.last_lag_ms = lag_ms;
+            }
+        } else {
+            ++live_stats_.failures;
+        }
+        for (const std::string& root : rescans) {
+            bool is_new = false;
+            auto job = enqueue_locked(root, ScanOrigin::Live, &is_new);
+            if (job && is_new) added.push_back(std::move(job));
+        }
+    }
+    for (const auto& job : added) {
+        spdlog::warn("live index: rescanning {} (changes there could not be applied live)",
+                     shown(job->root()));
+        notify(*job);
+    }
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,155 @@
+// The live index end to end: a real wsindexd following a real tree through fanotify (and the
+// inotify fallback), asked through the real wsctl. Changes must show without a scan; each
+// wait is a poll of wsctl with a generous deadline (sanitizer builds, a loaded machine), never
+// a sleep.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "tests/cli/support/fixture.hpp"
+
+namespace wsindex::cli::test {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kDeadline = 60s;
+
+void write(const std::string& path, std::size_t bytes) {
+    std::ofstream(path, std::ios::binary) << std::string(bytes, 'x');
+}
+
+class LiveIndex : public EndToEnd {
+  protected:
+    void SetUp() override {}  // each test starts its daemon with its configuration
+
+    void start_with(const std::string& config_text) {
+        const std::string config = scratch_ / "wsindexd.conf";
+        std::ofstream(config) << config_text;
+        extra_args_ = {"--config", config};
+        start_daemon();
+        root_ = scratch_ / "tree";
+        std::filesystem::create_directories(root_ + "/a/deep");
+        std::filesystem::create_directories(root_ + "/b");
+        write(root_ + "/a/f1", 100);
+        write(root_ + "/a/deep/f2", 200);
+        write(root_ + "/b/g", 300);
+        scan(root_);
+    }
+
+    // Polls `condition` over wsctl answers until it holds or the deadline passes.
+    bool eventually(const std::function<bool()>& condition) {
+        const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (condition()) return true;
+        }
+        return false;
+    }
+    bool indexed(const std::string& path) { return find0_under(root_).count(path) == 1; }
+    std::uint64_t indexed_size(const std::string& path) {
+        const auto doc = json_of({"find", "--under", root_, "-l"});
+        for (const auto& e : doc["entries"]) {
+            if (path_of(e["path"]) == path) return e.value("size", std::uint64_t{0});
+        }
+        return UINT64_MAX;
+    }
+    std::uint64_t indexed_total() {
+        const auto doc = json_of({"du", root_});
+        return doc["entries"][0].value("size", std::uint64_t{0});
+    }
+    nlohmann::json root_status() {
+        const auto doc = json_of({"status"});
+        for (const auto& r : doc["roots"]) {
+            if (path_of(r["root"]) == root_) return r;
+        }
+        return {};
+    }
+
+    std::string root_;
+};
+
+TEST_F(LiveIndex, CreatesDeletesRenamesAndWritesShowWithoutAScan) {
+    start_with("");
+    ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == "fanotify"; }))
+        << root_status().dump() << "\n"
+        << log();
+
+    write(root_ + "/b/new file\nwith newline", 42);
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/b/new file\nwith newline"); })) << log();
+
+    ASSERT_EQ(::unlink((root_ + "/a/f1").c_str()), 0);
+    EXPECT_TRUE(eventually([&] { return !indexed(root_ + "/a/f1"); })) << log();
+
+    ASSERT_EQ(::rename((root_ + "/a/deep").c_str(), (root_ + "/b/moved").c_str()), 0);
+    EXPECT_TRUE(eventually([&] {
+        return indexed(root_ + "/b/moved/f2") && !indexed(root_ + "/a/deep");
+    })) << log();
+
+    write(root_ + "/b/g", 12345);
+    EXPECT_TRUE(eventually([&] { return indexed_size(root_ + "/b/g") == 12345; })) << log();
+
+    std::filesystem::create_directories(root_ + "/c/d/e");
+    write(root_ + "/c/d/e/deepest", 7);
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/c/d/e/deepest"); })) << log();
+
+    std::filesystem::remove_all(root_ + "/b/moved");
+    EXPECT_TRUE(eventually([&] { return !indexed(root_ + "/b/moved/f2"); })) << log();
+
+    // The totals follow: du of the root equals du -sb of the tree.
+    EXPECT_TRUE(eventually([&] { return indexed_total() == du_sb(root_, scratch_.path()); }))
+        << indexed_total() << " vs " << du_sb(root_, scratch_.path()) << "\n"
+        << log();
+    const auto status = json_of({"status"});
+    EXPECT_GT(status["live"].value("rows_changed", std::uint64_t{0}), 0u) << status.dump();
+}
+
+TEST_F(LiveIndex, InotifyFallbackFollowsTheTreeToo) {
+    start_with("watch_backend = \"inotify\"\n");
+    ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == "inotify"; }))
+        << root_status().dump() << "\n"
+        << log();
+    write(root_ + "/a/deep/created", 5);
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/a/deep/created"); })) << log();
+    std::filesystem::create_directories(root_ + "/n/m");
+    write(root_ + "/n/m/inside", 6);
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/n/m/inside"); })) << log();
+    // A directory made after the root was watched is watched too.
+    write(root_ + "/n/m/later", 6);
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/n/m/later"); })) << log();
+    EXPECT_GE(root_status().value("live_watches", 0), 5) << root_status().dump();
+}
+
+TEST_F(LiveIndex, WatchFalseKeepsTheIndexAsOfItsLastScan) {
+    start_with("watch = false\n");
+    const auto status = json_of({"status"});
+    EXPECT_TRUE(status["live"].is_null()) << status.dump();
+    EXPECT_EQ(root_status().value("live", ""), "") << root_status().dump();
+    EXPECT_NE(log().find("live index off"), std::string::npos) << log();
+}
+
+TEST_F(LiveIndex, ARestartedDaemonCatchesUpAndSaysSo) {
+    start_with("");
+    const auto stopped = daemon_->stop();
+    ASSERT_TRUE(stopped.has_value());
+    write(root_ + "/b/while-down", 9);  // no daemon sees this happen
+    start_daemon();
+    EXPECT_TRUE(eventually([&] { return indexed(root_ + "/b/while-down"); })) << log();
+    EXPECT_NE(log().find("catching up on " + root_), std::string::npos) << log();
+}
+
+TEST_F(LiveIndex, ADeletedRootIsReportedAndNoLongerFollowed) {
+    start_with("");
+    ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == "fanotify"; }));
+    std::filesystem::remove_all(root_);
+    EXPECT_TRUE(eventually([&] { return log().find("was deleted") != std::string::npos; }))
+        << log();
+    EXPECT_TRUE(eventually([&] { return !root_status().contains("live"); }))
+        << root_status().dump();
+}
+
+}  // namespace
+}  // namespace wsindex::cli::test

@@ -307,6 +307,17 @@ void Daemon::start_live() {
     lo.backend = c.watch_backend;
     lo.settle = c.watch_settle;
     lo.max_delay = c.watch_max_delay;
+    lo.prune = c.prune;
+    // A copy: the monitor thread must not read the configuration a reload rewrites.
+    std::vector<std::pair<std::string, bool>> ofs;
+    for (const RootConfig& r : c.roots) ofs.emplace_back(r.path, effective_one_file_system(c, r));
+    lo.one_file_system = [ofs = std::move(ofs),
+                          fallback = c.one_file_system](const std::string& root) {
+        for (const auto& [path, value] : ofs) {
+            if (path == root) return value;
+        }
+        return fallback;
+    };
     lo.on_changes = [this](LiveChanges changes) {
         scans_->submit_live(std::move(changes.dirs), changes.oldest);
     };

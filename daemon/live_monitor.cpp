@@ -4,12 +4,15 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <optional>
 
+#include "core/fs_types.hpp"
+#include "daemon/mount_points.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "monitor/coalescer.hpp"
 #include "monitor/fanotify_monitor.hpp"
@@ -48,7 +51,7 @@ struct LiveMonitor::Backends {
     Clock::time_point next_check = Clock::now() + kCheckRoots;
 };
 
-LiveMonitor::LiveMonitor(Options options) : options_(std::move(options)) {}
+LiveMonitor::LiveMonitor(Options options) : options_(std::move(options)), prune_(options_.prune) {}
 
 core::Status LiveMonitor::start(Options options, std::unique_ptr<LiveMonitor>* out) {
     std::unique_ptr<LiveMonitor> m(new LiveMonitor(std::move(options)));
@@ -149,6 +152,7 @@ void LiveMonitor::add_root(const std::string& root) {
         if (b.fan_open) {
             if (auto st = b.fan.add_root(root); st) {
                 mode = "fanotify";
+                mark_mounts_below(root);
             } else {
                 spdlog::warn(
                     "live index: fanotify cannot mark the file system of {} ({}); using"
@@ -185,6 +189,44 @@ void LiveMonitor::add_root(const std::string& root) {
     r.status.root = root;
     r.status.mode = mode;
     roots_.push_back(std::move(r));
+}
+
+// A fanotify mark covers one file system: each file system mounted below the root that its
+// walk enters needs its own (pruned types and one_file_system roots excepted).
+void LiveMonitor::mark_mounts_below(const std::string& root) {
+    if (options_.one_file_system && options_.one_file_system(root)) return;
+    for (const std::string& mount : mount_points_below(root)) {
+        if (!first_pruned(mount, root).empty()) continue;
+        if (prune_.has_fs_rules()) {
+            struct statfs fs {};
+            if (::statfs(mount.c_str(), &fs) != 0) continue;
+            if (prune_.prune_fs(core::fs_type_name(static_cast<std::uint64_t>(fs.f_type)))) {
+                continue;
+            }
+        }
+        if (auto st = backends_->fan.add_root(mount); !st) {
+            spdlog::info(
+                "live index: the file system mounted at {} cannot be marked ({}); its"
+                " changes are found by rescans",
+                shown(mount), st.to_string());
+        }
+    }
+}
+
+std::string LiveMonitor::first_pruned(const std::string& path, const std::string& root) const {
+    if (!prune_.has_dir_rules()) return {};
+    // Each directory strictly below the root on the way to `path`, `path` itself included:
+    // the walk records a pruned directory but does not list it.
+    std::size_t end = root == "/" ? 0 : root.size();
+    while (end < path.size()) {
+        const std::size_t next = path.find('/', end + 1);
+        std::string dir = path.substr(0, next);
+        const std::string_view name = std::string_view(dir).substr(end + 1);
+        if (!name.empty() && prune_.prune_dir(dir, name)) return dir;
+        if (next == std::string::npos) break;
+        end = next;
+    }
+    return {};
 }
 
 void LiveMonitor::run_commands() {
@@ -236,6 +278,13 @@ void LiveMonitor::deliver(Clock::time_point now) {
             if (c.path.empty()) continue;  // registered keys are not used by the daemon
             const std::size_t root = root_of(c.path);
             if (root == std::string::npos) continue;
+            const std::string pruned = first_pruned(c.path, roots_[root].status.root);
+            if (!pruned.empty()) {
+                // Inside a pruned directory nothing is indexed; only a change of its own
+                // listing moves its mtime, which its parent's listing holds.
+                if (pruned != c.path) continue;
+                c.path.resize(c.path.rfind('/') == 0 ? 1 : c.path.rfind('/'));
+            }
             ++per_root[root];
             changes.dirs.push_back(std::move(c.path));
         }

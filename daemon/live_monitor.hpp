@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/prune.hpp"
 #include "core/status.hpp"
 #include "core/unique_fd.hpp"
 #include "daemon/config.hpp"
@@ -52,6 +53,12 @@ class LiveMonitor {
         WatchBackend backend = WatchBackend::Auto;
         std::chrono::milliseconds settle{200};
         std::chrono::milliseconds max_delay{1000};
+        // What the walk skips: changes there are dropped before they reach the scan thread, and
+        // the file systems of mount points it does not enter are not marked.
+        core::PruneRules prune;
+        // Whether the walk of `root` stays on its file system (its mount points then need no
+        // mark). Monitor thread.
+        std::function<bool(const std::string& root)> one_file_system;
         // Monitor thread; must not block.
         std::function<void(LiveChanges)> on_changes;
         std::function<void(const monitor::RootEvent&)> on_root_event;
@@ -79,8 +86,13 @@ class LiveMonitor {
     void add_root(const std::string& root);
     void deliver(std::chrono::steady_clock::time_point now);
     [[nodiscard]] std::size_t root_of(const std::string& path) const;  // npos: none
+    // The first directory below `root` on the way to `path` (or `path` itself) that the walk
+    // prunes, or empty: the walk records it but lists nothing below it.
+    [[nodiscard]] std::string first_pruned(const std::string& path, const std::string& root) const;
+    void mark_mounts_below(const std::string& root);
 
     Options options_;
+    core::PruneMatcher prune_;  // options_.prune, prepared
     core::UniqueFd wake_;  // eventfd: commands or stop
     std::thread thread_;
     std::atomic<bool> stopping_{false};

@@ -212,6 +212,7 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
         if (auto s = insert_entries_.run_keep_bindings(); !s) return s;
     }
     if (!r.is_dir() && r.has_stat && r.nlink > 1) {
+        linked_written_.push_back(inode_change_of(r));
         insert_link_.bind_int64(1, parent)
             .bind_int64(2, static_cast<std::int64_t>(r.dev))
             .bind_int64(3, static_cast<std::int64_t>(r.ino))

@@ -1,0 +1,189 @@
+// Hard links across every edge a partial update draws (one directory, a rescanned subtree's
+// edge, two top-level roots): after a subtree rescan the index equals a fresh scan of the
+// roots, every column of `files`, every row of `dir_totals`, and the `links` table.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "storage/database.hpp"
+#include "storage/scan_writer.hpp"
+#include "storage/statement.hpp"
+#include "tests/storage/support/tree_walk.hpp"
+
+namespace wsindex::storage {
+namespace {
+
+using test::TempDir;
+
+// The `links` rows by directory path, sorted: the part of the totals a fresh scan would count.
+std::string dump_links(Database& db) {
+    Statement s;
+    EXPECT_TRUE(
+        db.prepare("SELECT CAST(d.prefix AS TEXT), l.dev, l.ino, l.size, l.blocks"
+                   " FROM links AS l JOIN dirs AS d ON d.id = l.dir",
+                   &s));
+    std::vector<std::string> rows;
+    for (bool row = true;;) {
+        EXPECT_TRUE(s.step(&row));
+        if (!row) break;
+        std::string line;
+        for (int i = 0; i < 5; ++i) line += std::string(s.column_bytes(i)) + "|";
+        rows.push_back(line);
+    }
+    std::sort(rows.begin(), rows.end());
+    std::string out;
+    for (const auto& r : rows) out += r + "\n";
+    return out;
+}
+
+void append(const std::string& path, std::size_t bytes) {
+    FILE* f = std::fopen(path.c_str(), "a");
+    ASSERT_NE(f, nullptr) << path;
+    const std::string data(bytes, 'y');
+    ASSERT_EQ(std::fwrite(data.data(), 1, data.size(), f), data.size());
+    std::fclose(f);
+}
+
+struct HardLinks : ::testing::Test {
+    TempDir dir;
+    std::string top = dir / "t";
+    std::string root = top + "/r";  // the usual root; `roots` lists every scanned root
+    std::vector<std::string> roots{root};
+    std::unique_ptr<ScanWriter> writer;
+
+    void SetUp() override {
+        ASSERT_EQ(mkdir(top.c_str(), 0755), 0);
+        ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
+        for (const char* d : {"a", "b", "b/deep", "c"}) {
+            ASSERT_EQ(mkdir((root + "/" + d).c_str(), 0755), 0);
+        }
+        test::write_file(root + "/a/f", 31526);
+        test::write_file(root + "/a/other", 100);
+        test::write_file(root + "/b/g0", 7000);
+        test::write_file(root + "/c/h", 5000);
+        ASSERT_TRUE(ScanWriter::open(dir / "index.db", &writer));
+    }
+    void scan(const std::string& path) {
+        auto s = test::scan_with(*writer, path, 3);
+        ASSERT_TRUE(s) << s.to_string();
+    }
+    void scan_all() {
+        for (const auto& r : roots) scan(r);
+    }
+    // What a fresh database gets from scanning every root now.
+    std::string fresh_dump() {
+        TempDir other;
+        std::unique_ptr<ScanWriter> fresh;
+        EXPECT_TRUE(ScanWriter::open(other / "fresh.db", &fresh));
+        for (const auto& r : roots) EXPECT_TRUE(test::scan_with(*fresh, r, 11));
+        return test::dump_index(fresh->database()) + "--links\n" + dump_links(fresh->database());
+    }
+    std::string dump() {
+        return test::dump_index(writer->database()) + "--links\n" + dump_links(writer->database());
+    }
+    std::int64_t total_size(const std::string& path) {
+        return test::query_int(writer->database(),
+                               "SELECT size FROM dir_totals WHERE path = '" + path + "'");
+    }
+};
+
+TEST_F(HardLinks, LinkWithinOneRescannedDirectory) {
+    scan_all();
+    ASSERT_EQ(link((root + "/b/g0").c_str(), (root + "/b/g1").c_str()), 0);
+    scan(root + "/b");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, LinkAcrossTheEdgeOfARescannedSubtreeCountsOnce) {
+    scan_all();
+    const std::int64_t before = total_size(root);
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/deep/f2").c_str()), 0);
+    scan(root + "/b");
+    // The symptom: the root counted the inode twice (31,526 bytes too many).
+    EXPECT_EQ(total_size(root), before);
+    EXPECT_EQ(test::query_int(writer->database(),
+                              "SELECT nlink FROM files WHERE path = '" + root + "/a/f'"),
+              2);
+    EXPECT_EQ(dump(), fresh_dump());
+
+    // The outside directory's digest followed its row: a rescan of it rewrites nothing.
+    scan(root + "/a");
+    EXPECT_EQ(writer->reused_rows(), 2u);
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, LinkFromADeeperSubtreeToItsAncestorsSibling) {
+    scan_all();
+    ASSERT_EQ(link((root + "/c/h").c_str(), (root + "/b/deep/h2").c_str()), 0);
+    ASSERT_EQ(link((root + "/c/h").c_str(), (root + "/b/h3").c_str()), 0);
+    scan(root + "/b/deep");
+    scan(root + "/b");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, RemovingTheNameInsideLowersTheLinkCountOutside) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
+    scan_all();
+    ASSERT_EQ(unlink((root + "/b/f2").c_str()), 0);
+    scan(root + "/b");
+    EXPECT_EQ(test::query_int(writer->database(),
+                              "SELECT nlink FROM files WHERE path = '" + root + "/a/f'"),
+              1);
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, RemovingOneOfThreeNamesKeepsTheOthersLinked) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/c/f3").c_str()), 0);
+    scan_all();
+    ASSERT_EQ(unlink((root + "/b/f2").c_str()), 0);
+    scan(root + "/b");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, WritingThroughTheNameInsideUpdatesTheNameOutside) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
+    scan_all();
+    append(root + "/b/f2", 70000);
+    scan(root + "/b");
+    EXPECT_EQ(test::query_int(writer->database(),
+                              "SELECT size FROM files WHERE path = '" + root + "/a/f'"),
+              31526 + 70000);
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, WritingThroughTheNameOutsideThenRescanningInside) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
+    scan_all();
+    append(root + "/a/f", 9000);
+    scan(root + "/b");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, LinkAcrossTwoTopLevelRoots) {
+    const std::string second = top + "/s";
+    ASSERT_EQ(mkdir(second.c_str(), 0755), 0);
+    ASSERT_EQ(mkdir((second + "/x").c_str(), 0755), 0);
+    roots.push_back(second);
+    scan_all();
+    ASSERT_EQ(link((root + "/a/f").c_str(), (second + "/x/f2").c_str()), 0);
+    scan(second);
+    EXPECT_EQ(dump(), fresh_dump());
+    ASSERT_EQ(unlink((second + "/x/f2").c_str()), 0);
+    scan(second + "/x");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+TEST_F(HardLinks, NameOutsideEveryRootIsNotCounted) {
+    scan_all();
+    ASSERT_EQ(link((root + "/a/f").c_str(), (dir / "unindexed").c_str()), 0);
+    scan(root + "/c");  // does not hold the inode: nothing to learn
+    scan(root + "/a");
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
+}  // namespace
+}  // namespace wsindex::storage

@@ -14,7 +14,6 @@
 #include "core/fs_ops.hpp"
 #include "storage/dir_digest.hpp"
 #include "storage/entry_binding.hpp"
-#include "storage/path_range.hpp"
 #include "storage/statement.hpp"
 
 namespace wsindex::storage {
@@ -373,34 +372,37 @@ class InodeSync {
         return {};
     }
 
-    // What an inode's `links` rows add to the multi-link part of the directory with `prefix`:
-    // the inode once, if any of its names lies below.
-    Totals multi_part(const std::vector<LinkRow>& rows, std::string_view prefix) const {
-        const PrefixRange r =
-            subtree_range(prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1) : prefix);
-        Totals t;
-        bool any = false;
+    // What an inode's `links` rows add to the multi-link part of each directory at or above
+    // them: the inode once (its largest size and blocks among its names, as the scan's own
+    // count and the swap's recount take them), if any of its names lies below.
+    core::Status multi_parts(const std::vector<LinkRow>& rows,
+                             std::map<std::int64_t, Totals>* out) {
+        out->clear();
         for (const LinkRow& l : rows) {
-            const std::string& p = dirs_.at(l.dir).prefix;
-            if (p < r.lo || p >= r.hi) continue;
-            t.size = any ? std::max(t.size, l.size) : l.size;
-            t.blocks = any ? std::max(t.blocks, l.blocks) : l.blocks;
-            any = true;
+            for (std::int64_t id = l.dir; id != 0;) {
+                const DirInfo* d = nullptr;
+                if (auto s = dir_info(id, &d); !s) return s;
+                if (!d->visible) break;
+                auto [it, added] = out->try_emplace(id, Totals{l.size, l.blocks, 1, 0});
+                if (!added) {
+                    it->second.size = std::max(it->second.size, l.size);
+                    it->second.blocks = std::max(it->second.blocks, l.blocks);
+                }
+                id = d->parent;
+            }
         }
-        if (any) t.files = 1;
-        return t;
+        return {};
     }
 
     // Each changed directory and its ancestors: the additive difference of the names below
-    // it, plus the difference of the multi-link part (recounted per changed inode).
+    // it, plus the difference of the multi-link part (recounted per changed inode, over the
+    // ancestors of its names only).
     core::Status adjust_totals(const std::map<std::int64_t, DirChange>& changes) {
         std::map<std::int64_t, Totals> delta;  // every changed dir and ancestor
         std::set<InodeKey> changed_inodes;
         for (const auto& [dir, c] : changes) {
             for (const auto& [key, after] : c.links) changed_inodes.insert(key);
-            if (!(c.single == Totals{})) {
-                report_->single.push_back({dir, c.single});
-            }
+            if (!(c.single == Totals{})) report_->single.push_back({dir, c.single});
             for (std::int64_t id = dir; id != 0;) {
                 const DirInfo* d = nullptr;
                 if (auto s = dir_info(id, &d); !s) return s;
@@ -409,15 +411,15 @@ class InodeSync {
                 id = d->parent;
             }
         }
-        std::vector<LinkRow> after;
+        std::vector<LinkRow> rows;
+        std::map<std::int64_t, Totals> before;
+        std::map<std::int64_t, Totals> after;
         for (const InodeKey& key : changed_inodes) {
-            if (auto s = link_rows(key, &after); !s) return s;
-            const std::vector<LinkRow>& before = links_before_.at(key);
-            for (auto& [id, t] : delta) {
-                const std::string& prefix = dirs_.at(id).prefix;
-                t += multi_part(after, prefix);
-                t -= multi_part(before, prefix);
-            }
+            if (auto s = multi_parts(links_before_.at(key), &before); !s) return s;
+            if (auto s = link_rows(key, &rows); !s) return s;
+            if (auto s = multi_parts(rows, &after); !s) return s;
+            for (const auto& [id, t] : after) delta[id] += t;
+            for (const auto& [id, t] : before) delta[id] -= t;
         }
         Statement update;
         if (auto s = db_.prepare("UPDATE dirs SET size = size + ?, blocks = blocks + ?,"

@@ -166,23 +166,18 @@ class InodeSync {
     }
 
     // Every indexed name of each inode outside the fresh directories: the multi-link ones
-    // through `links` (each directory read once, for all its inodes); when the names found fall
-    // short of the inode's link count, the rest (single-link rows that are stale, or names
-    // outside every indexed root) through one pass over `entries`.
+    // through `links` (each directory holding one is read once for all its inodes; the fresh
+    // ones only to count names); when the names found fall short of the inode's link count,
+    // the rest (single-link rows that are stale, or names outside every indexed root) through
+    // one pass over `entries`.
     core::Status find_names() {
-        std::map<std::int64_t, std::set<InodeKey>> outside_dirs;  // from their links rows
-        std::map<InodeKey, std::uint64_t> names;  // a fresh directory's row counts one name
+        std::map<std::int64_t, std::set<InodeKey>> dirs;  // those with a links row of an inode
+        std::map<InodeKey, std::uint64_t> names;
         std::vector<LinkRow> rows;
         for (const auto& [key, fresh] : inodes_) {
             if (auto s = link_rows(key, &rows); !s) return s;
             links_before_[key] = rows;
-            for (const LinkRow& l : rows) {
-                if (dirs_.at(l.dir).fresh) {
-                    ++names[key];
-                } else {
-                    outside_dirs[l.dir].insert(key);
-                }
-            }
+            for (const LinkRow& l : rows) dirs[l.dir].insert(key);
         }
         Statement in_dir;
         if (auto s = db_.prepare(std::string("SELECT ") + kEntryColumnsSql +
@@ -191,7 +186,8 @@ class InodeSync {
             !s) {
             return s;
         }
-        for (const auto& [dir, keys] : outside_dirs) {
+        for (const auto& [dir, keys] : dirs) {
+            const bool fresh = dirs_.at(dir).fresh;
             in_dir.bind_int64(1, dir);
             for (bool row = true;;) {
                 if (auto s = in_dir.step(&row); !s) return s;
@@ -200,7 +196,7 @@ class InodeSync {
                                    static_cast<std::uint64_t>(in_dir.column_int64(10))};
                 if (!keys.contains(key)) continue;
                 ++names[key];
-                others_.push_back({dir, stored_entry(in_dir, 0)});
+                if (!fresh) others_.push_back({dir, stored_entry(in_dir, 0)});
             }
             in_dir.reset();
         }

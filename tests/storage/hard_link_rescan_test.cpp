@@ -3,12 +3,14 @@
 // roots, every column of `files`, every row of `dir_totals`, and the `links` table.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/inode_sync.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/statement.hpp"
 #include "tests/storage/support/tree_walk.hpp"
@@ -183,6 +185,77 @@ TEST_F(HardLinks, NameOutsideEveryRootIsNotCounted) {
     scan(root + "/c");  // does not hold the inode: nothing to learn
     scan(root + "/a");
     EXPECT_EQ(dump(), fresh_dump());
+}
+
+// The API a live writer calls after re-listing one directory: what it reports.
+TEST_F(HardLinks, SyncReportsTheAdditiveChangeOfEachDirectory) {
+    scan_all();
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/g").c_str()), 0);
+    struct stat st {};
+    ASSERT_EQ(lstat((root + "/b/g").c_str(), &st), 0);
+    core::WalkResult fresh;
+    fresh.type = core::EntryType::File;
+    fresh.has_stat = true;
+    fresh.size = static_cast<std::uint64_t>(st.st_size);
+    fresh.blocks = static_cast<std::uint64_t>(st.st_blocks);
+    fresh.dev = st.st_dev;
+    fresh.ino = st.st_ino;
+    fresh.nlink = st.st_nlink;
+    fresh.mode = st.st_mode;
+    fresh.uid = st.st_uid;
+    fresh.gid = st.st_gid;
+    fresh.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    fresh.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+    Database& db = writer->database();
+    const std::int64_t a =
+        test::query_int(db, "SELECT id FROM dirs WHERE prefix = CAST('" + root + "/a/' AS BLOB)");
+    const std::int64_t b =
+        test::query_int(db, "SELECT id FROM dirs WHERE prefix = CAST('" + root + "/b/' AS BLOB)");
+    const std::int64_t root_total = total_size(root);
+    const std::int64_t a_total = total_size(root + "/a");
+    ASSERT_TRUE(db.exec("BEGIN IMMEDIATE"));
+    const InodeChange change{fresh.dev, fresh.ino, fresh};
+    InodeSyncReport report;
+    auto s = sync_inode_names(
+        db, std::span<const InodeChange>(&change, 1),
+        [b](std::int64_t id, std::string_view) { return id == b; }, &report);
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_TRUE(db.exec("COMMIT"));
+    ASSERT_EQ(report.single.size(), 1u);
+    EXPECT_EQ(report.single[0].dir, a);
+    EXPECT_EQ(report.single[0].single,
+              (Totals{-31526, -static_cast<std::int64_t>(fresh.blocks), -1, 0}));
+    EXPECT_EQ(report.names_updated, 1u);
+    EXPECT_TRUE(report.scanned_entries);  // a/f still said nlink 1: not in `links`
+    EXPECT_TRUE(report.stale_dirs.empty());
+    // a/f moved from the additive part to `links`: counted once, so no total changed size.
+    EXPECT_EQ(test::query_int(db, "SELECT nlink FROM files WHERE path = '" + root + "/a/f'"), 2);
+    EXPECT_EQ(test::query_int(db, "SELECT count(*) FROM links"), 1);
+    EXPECT_EQ(total_size(root), root_total);
+    EXPECT_EQ(total_size(root + "/a"), a_total);
+}
+
+TEST_F(HardLinks, SyncLeavesANameThatIsGoneAndReportsItsDirectory) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/g").c_str()), 0);
+    struct stat st {};
+    ASSERT_EQ(lstat((root + "/b/g").c_str(), &st), 0);
+    scan_all();
+    ASSERT_EQ(unlink((root + "/a/f").c_str()), 0);
+    Database& db = writer->database();
+    const std::int64_t a =
+        test::query_int(db, "SELECT id FROM dirs WHERE prefix = CAST('" + root + "/a/' AS BLOB)");
+    const std::string before = dump();
+    ASSERT_TRUE(db.exec("BEGIN IMMEDIATE"));
+    const InodeChange change{st.st_dev, st.st_ino, std::nullopt};  // seen only leaving
+    InodeSyncReport report;
+    auto s = sync_inode_names(
+        db, std::span<const InodeChange>(&change, 1),
+        [](std::int64_t, std::string_view prefix) { return prefix.ends_with("/b/"); }, &report);
+    ASSERT_TRUE(s) << s.to_string();
+    ASSERT_TRUE(db.exec("COMMIT"));
+    EXPECT_EQ(report.stale_dirs, std::vector<std::int64_t>{a});
+    EXPECT_EQ(report.names_updated, 0u);
+    EXPECT_EQ(dump(), before);
 }
 
 }  // namespace

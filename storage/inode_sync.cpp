@@ -206,12 +206,24 @@ class InodeSync {
         }
         if (short_of_names.empty()) return {};
         report_->scanned_entries = true;
+        // A few inodes (the usual case: a link just made) are filtered in SQL, which halves
+        // the pass (rows are not handed out one by one); many are filtered here.
+        constexpr std::size_t kInodesInSql = 64;
+        const bool in_sql = short_of_names.size() <= kInodesInSql;
+        std::string sql =
+            std::string("SELECT dir, ") + kEntryColumnsSql + " FROM entries WHERE nlink <= 1";
+        if (in_sql) {
+            sql += " AND ino IN (";
+            for (std::size_t i = 0; i < short_of_names.size(); ++i) sql += i == 0 ? "?" : ",?";
+            sql += ")";
+        }
         Statement pass;
-        if (auto s = db_.prepare(
-                std::string("SELECT dir, ") + kEntryColumnsSql + " FROM entries WHERE nlink <= 1",
-                &pass);
-            !s) {
-            return s;
+        if (auto s = db_.prepare(sql, &pass); !s) return s;
+        if (in_sql) {
+            int param = 1;
+            for (const InodeKey& k : short_of_names) {
+                pass.bind_int64(param++, static_cast<std::int64_t>(k.ino));
+            }
         }
         for (bool row = true;;) {
             if (auto s = pass.step(&row); !s) return s;

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,17 @@ TEST_F(HardLinks, RemovingTheNameInsideLowersTheLinkCountOutside) {
     EXPECT_EQ(dump(), fresh_dump());
 }
 
+TEST_F(HardLinks, RemovingTheNameOutsideAndRescanningWhereItWas) {
+    ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
+    scan_all();
+    ASSERT_EQ(unlink((root + "/a/f").c_str()), 0);
+    scan(root + "/a");  // sees the inode only leave: b/f2 is lstat'ed
+    EXPECT_EQ(test::query_int(writer->database(),
+                              "SELECT nlink FROM files WHERE path = '" + root + "/b/f2'"),
+              1);
+    EXPECT_EQ(dump(), fresh_dump());
+}
+
 TEST_F(HardLinks, RemovingOneOfThreeNamesKeepsTheOthersLinked) {
     ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/b/f2").c_str()), 0);
     ASSERT_EQ(link((root + "/a/f").c_str(), (root + "/c/f3").c_str()), 0);
@@ -256,6 +268,48 @@ TEST_F(HardLinks, SyncLeavesANameThatIsGoneAndReportsItsDirectory) {
     EXPECT_EQ(report.stale_dirs, std::vector<std::int64_t>{a});
     EXPECT_EQ(report.names_updated, 0u);
     EXPECT_EQ(dump(), before);
+}
+
+// Seeded random links, unlinks and writes, each followed by a rescan of the directory where
+// it happened or of one of its ancestors: the index equals a fresh scan after every step.
+TEST_F(HardLinks, RandomLinksUnlinksAndWritesConverge) {
+    const std::vector<std::string> dirs{"", "/a", "/b", "/b/deep", "/c"};
+    std::vector<std::string> names{"/a/f", "/a/other", "/b/g0", "/c/h"};  // those that exist
+    scan_all();
+    std::mt19937 rng(18);
+    auto pick = [&rng](std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+    };
+    for (int step = 0; step < 40; ++step) {
+        std::string changed_dir;
+        const std::size_t op = pick(3);
+        std::string what;
+        if (op == 0 || names.size() < 3) {
+            const std::string& from = names[pick(names.size())];
+            const std::string to = dirs[pick(dirs.size())] + "/n" + std::to_string(step);
+            ASSERT_EQ(link((root + from).c_str(), (root + to).c_str()), 0) << from << " " << to;
+            names.push_back(to);
+            changed_dir = to.substr(0, to.rfind('/'));
+            what = "ln " + from + " " + to;
+        } else if (op == 1) {
+            const std::size_t i = pick(names.size());
+            ASSERT_EQ(unlink((root + names[i]).c_str()), 0) << names[i];
+            changed_dir = names[i].substr(0, names[i].rfind('/'));
+            what = "rm " + names[i];
+            names.erase(names.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            const std::string& name = names[pick(names.size())];
+            append(root + name, 1 + pick(20000));
+            changed_dir = name.substr(0, name.rfind('/'));
+            what = "write " + name;
+        }
+        // The directory itself, or one of its ancestors up to the root.
+        std::string rescan = changed_dir;
+        while (!rescan.empty() && pick(3) == 0) rescan = rescan.substr(0, rescan.rfind('/'));
+        scan(root + rescan);
+        ASSERT_EQ(dump(), fresh_dump())
+            << "step " << step << ": " << what << ", rescan " << (rescan.empty() ? "/" : rescan);
+    }
 }
 
 }  // namespace

@@ -198,8 +198,15 @@ class ScanWriter {
     bool keys_changed_ = false;
     core::WalkResult root_record_;
     TreeTotals totals_;
-    // The multi-link names written by this scan, with their metadata, for step 5 of the swap.
-    std::vector<InodeChange> linked_written_;
+    // The multi-link names written by this scan, with their metadata, for step 5 of the swap:
+    // 72 bytes each (a WalkResult would be twice that).
+    struct LinkedName {
+        std::uint64_t dev, ino, size, blocks, nlink;
+        std::int64_t mtime_ns, ctime_ns;
+        std::uint32_t mode, uid, gid;
+        core::EntryType type;
+    };
+    std::vector<LinkedName> linked_written_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
 
     // Incremental rescans (class comment). Walk ids index digests_ as they index totals_.

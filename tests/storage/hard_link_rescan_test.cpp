@@ -226,7 +226,7 @@ TEST_F(HardLinks, SyncReportsTheAdditiveChangeOfEachDirectory) {
     const std::int64_t root_total = total_size(root);
     const std::int64_t a_total = total_size(root + "/a");
     ASSERT_TRUE(db.exec("BEGIN IMMEDIATE"));
-    const InodeChange change{fresh.dev, fresh.ino, fresh};
+    const InodeChange change = inode_change_of(fresh);
     InodeSyncReport report;
     auto s = sync_inode_names(
         db, std::span<const InodeChange>(&change, 1),

@@ -28,6 +28,15 @@
 //     follow the inode;
 //   - the totals of its directory and of every ancestor change by the additive difference
 //     plus the recounted `links` part (an inode counted once per total).
+// The report says what changed: per directory, the change of its own additive part (for a
+// caller that keeps counts of its own), the dirs rows whose totals moved, and the directories
+// that hold a name this could not verify (schedule a re-listing of them).
+//
+// Cost: per inode, one search of `links` (index links_inode) and one read of each directory
+// holding a multi-link name of it; the pass over `entries` (~0.1-0.3 s per million entries)
+// only when an inode's names found fall short of its link count: a link just made to a name
+// that still says nlink 1, or a name outside every indexed root (then on every call that
+// passes that inode; pass only inodes whose names changed).
 #pragma once
 
 #include <cstdint>

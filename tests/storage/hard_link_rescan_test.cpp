@@ -285,7 +285,7 @@ TEST_F(HardLinks, RandomLinksUnlinksAndWritesConverge) {
         const std::size_t op = pick(3);
         std::string what;
         if (op == 0 || names.size() < 3) {
-            const std::string& from = names[pick(names.size())];
+            const std::string from = names[pick(names.size())];
             const std::string to = dirs[pick(dirs.size())] + "/n" + std::to_string(step);
             ASSERT_EQ(link((root + from).c_str(), (root + to).c_str()), 0) << from << " " << to;
             names.push_back(to);

@@ -1,4 +1,4 @@
-// ScanWriter: completing a scan and swapping it in, in one transaction of five steps.
+// ScanWriter: completing a scan and swapping it in, in one transaction of six steps.
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -81,7 +81,7 @@ struct ScanWriter::SwapPlan {
     }
 };
 
-// One transaction, five steps; readers see the index before it or after it.
+// One transaction, six steps; readers see the index before it or after it.
 core::Status ScanWriter::swap_in() {
     const PrefixRange range = subtree_range(root_);
     TransactionGuard txn(db_);
@@ -93,6 +93,7 @@ core::Status ScanWriter::swap_in() {
     if (auto s = swap_delete_replaced(range); !s) return s;
     if (auto s = swap_insert_new(); !s) return s;
     if (auto s = swap_adjust_ancestors(plan); !s) return s;
+    if (auto s = swap_sync_other_names(range); !s) return s;
     if (auto s = swap_mark_complete(); !s) return s;
     return txn.commit();
 }
@@ -354,7 +355,7 @@ core::Status ScanWriter::swap_adjust_ancestors(SwapPlan& plan) {
 }
 
 core::Status ScanWriter::swap_mark_complete() {
-    // 5. The scan is complete, and the index generation moves if any key (directory, name)
+    // 6. The scan is complete, and the index generation moves if any key (directory, name)
     //    may have changed (name indexes reload).
     {
         Statement done;

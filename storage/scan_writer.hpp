@@ -13,7 +13,9 @@
 //     visible old root entry's.
 //   - `complete` runs one transaction: delete the replaced dirs (prefix range) and remember
 //     them in `garbage`, insert the new dirs with their totals, replace the root entry, adjust
-//     the totals of the ancestors, mark the scan complete. Readers see before or after.
+//     the totals of the ancestors, give the other names of rewritten hard-linked inodes their
+//     fresh metadata (storage/inode_sync.hpp), mark the scan complete. Readers see before or
+//     after.
 //   - `collect_garbage` then deletes the replaced entries in small transactions.
 //   - A failed, cancelled or interrupted scan deletes the rows of its own id range; until it
 //     has, they are invisible anyway.
@@ -44,6 +46,7 @@
 #include "storage/byte_arena.hpp"
 #include "storage/checkpointer.hpp"
 #include "storage/database.hpp"
+#include "storage/inode_sync.hpp"
 #include "storage/path_range.hpp"
 #include "storage/tree_totals.hpp"
 #include "storage/writer_lock.hpp"
@@ -144,7 +147,10 @@ class ScanWriter {
     core::Status swap_insert_new();
     // 4. Adjusts every ancestor's totals: additive part by the difference, multi-link recounted.
     core::Status swap_adjust_ancestors(SwapPlan& plan);
-    // 5. Marks the scan complete; moves the index generation if any key may have changed.
+    // 5. Gives the names outside the range of the hard-linked inodes the scan rewrote (or saw
+    //    leave) their fresh metadata, with `links` and totals (scan_swap_inodes.cpp).
+    core::Status swap_sync_other_names(const PrefixRange& range);
+    // 6. Marks the scan complete; moves the index generation if any key may have changed.
     core::Status swap_mark_complete();
     core::Status mark_finished(const char* state, const std::string& error);
     std::int64_t gid(std::uint64_t walk_id) const {
@@ -192,6 +198,15 @@ class ScanWriter {
     bool keys_changed_ = false;
     core::WalkResult root_record_;
     TreeTotals totals_;
+    // The multi-link names written by this scan, with their metadata, for step 5 of the swap:
+    // 72 bytes each (a WalkResult would be twice that).
+    struct LinkedName {
+        std::uint64_t dev, ino, size, blocks, nlink;
+        std::int64_t mtime_ns, ctime_ns;
+        std::uint32_t mode, uid, gid;
+        core::EntryType type;
+    };
+    std::vector<LinkedName> linked_written_;
     std::vector<core::WalkResult> pending_;  // buffered rows of the next transaction
 
     // Incremental rescans (class comment). Walk ids index digests_ as they index totals_.

@@ -100,6 +100,7 @@ void ScanWriter::release_scan_memory() {
     new_dirs_ = {};
     paths_.clear();
     old_dirs_ = {};
+    linked_written_ = {};
 }
 
 // The indexed directories this scan replaces, with their digests (rows written before the

@@ -186,6 +186,10 @@ core::Status migrate_schema(Database& db) {
     return {};
 }
 
+// links(dev, ino): the other names of a hard-linked inode that a subtree rescan or a live update
+// rewrote (storage/inode_sync.hpp), without a pass over `links`. One key per multi-link name,
+// so a tree without hard links pays nothing; an index on entries(dev, ino) would instead add
+// a key per entry to every scan.
 // dirs(parent): `du PATH --depth N` reads PATH's children, then theirs, level by level
 // (Queries::dir_totals) instead of every directory of the subtree; for a 1M-entry tree's root
 // at depth 1 that is ~20 rows instead of 47,626. An integer key: inserting the 47k dirs rows
@@ -194,7 +198,8 @@ core::Status migrate_schema(Database& db) {
 core::Status ensure_query_indexes(Database& db) {
     return db.exec(
         "DROP INDEX IF EXISTS dirs_depth_prefix;"
-        " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)");
+        " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);"
+        " CREATE INDEX IF NOT EXISTS links_inode ON links(dev, ino)");
 }
 
 core::Status check_schema_version(Database& db) {

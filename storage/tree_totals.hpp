@@ -12,6 +12,10 @@
 //      which the scan never walked. Their additive part is adjusted by the difference; their
 //      multi-link part (an inode counted once per total) is not additive and is recounted
 //      from the `links` table, so a hard link across the subtree's edge is counted once.
+//      Then (step 5, storage/inode_sync.hpp) the other names of the hard-linked inodes the
+//      scan rewrote, outside the subtree, get the fresh metadata (a name whose link count
+//      rose moves from the additive part to `links`, and back when it fell), and the totals
+//      of their directories and ancestors change by the same two parts.
 //   3. storage/visible_totals: the same definitions restricted to what one caller may see,
 //      recomputed from entries only when the caller may not list the whole subtree (the
 //      stored totals would reveal the size of what is hidden).

@@ -78,6 +78,22 @@ TEST_F(Small, DuOfAFileIsItsSize) {
     EXPECT_NE(missing.err.find("not in the index"), std::string::npos) << missing.err;
 }
 
+// Issue 18: a hard link made in one subdirectory to a file in another, then a rescan of only
+// the first: the root's du counts the inode once, as GNU du and a fresh scan do.
+TEST_F(Small, DuCountsAHardLinkOnceAfterASubdirectoryRescan) {
+    ASSERT_EQ(::link((root_ + "/a/big").c_str(), (root_ + "/b/big2").c_str()), 0);
+    scan(root_ + "/b");
+    const auto size_of = [this](const std::string& path) {
+        const auto doc = json_of({"du", path});
+        EXPECT_EQ(doc["entries"].size(), 1u) << doc.dump();
+        return doc["entries"].empty() ? 0 : doc["entries"][0]["size"].get<std::uint64_t>();
+    };
+    const std::uint64_t after_rescan = size_of(root_);
+    EXPECT_EQ(after_rescan, du_sb(root_, scratch_.path()));
+    scan(root_);
+    EXPECT_EQ(size_of(root_), after_rescan);
+}
+
 TEST_F(Small, ScansShowTheSizeAndDirsOfTheNewestScanOfARoot) {
     const std::uint64_t size = du_sb(root_, scratch_.path());
     auto doc = json_of({"scans"});

@@ -11,6 +11,7 @@
 
 #include "storage/dir_digest.hpp"
 #include "storage/entry_binding.hpp"
+#include "storage/inode_sync.hpp"
 #include "storage/path_range.hpp"
 #include "storage/statement.hpp"
 #include "storage/totals_adjuster.hpp"
@@ -144,7 +145,19 @@ class Applier {
     Statement insert_dir_;
     std::vector<std::string> removed_prefixes_;  // subtrees this batch deletes or replaces
     std::unordered_map<std::string, WalkedSubtree*> subtrees_;  // by the subtree root's path
-    std::int64_t next_id_ = 0;                                  // 0: not read yet
+    // Hard-linked inodes whose names this batch wrote or removed, and the directories it wrote
+    // (re-listed or inserted): their other names elsewhere are synced (inode_sync.hpp).
+    std::vector<InodeChange> inodes_;
+    std::unordered_map<std::int64_t, bool> fresh_dirs_;
+    void note_inode(const core::WalkResult& r, bool removed) {
+        if (r.is_dir() || !r.has_stat || r.nlink <= 1) return;
+        if (removed) {
+            inodes_.push_back(InodeChange{r.dev, r.ino, std::nullopt});
+        } else {
+            inodes_.push_back(inode_change_of(r));
+        }
+    }
+    std::int64_t next_id_ = 0;  // 0: not read yet
 };
 
 core::Status Applier::prepare() {
@@ -346,6 +359,22 @@ core::Status Applier::remove_subtree(const Plan& plan, const core::WalkResult& o
         if (!row) break;
         dir_ids.push_back(ids.column_int64(0));
     }
+    // Hard-linked inodes with a name below: their other names lose a link.
+    Statement linked;
+    if (auto s = db_.prepare("SELECT DISTINCT l.dev, l.ino FROM links AS l JOIN dirs AS d"
+                             " ON d.id = l.dir WHERE d.prefix >= ? AND d.prefix < ?",
+                             &linked);
+        !s) {
+        return s;
+    }
+    linked.bind_blob(1, range.lo).bind_blob(2, range.hi);
+    for (bool row = true;;) {
+        if (auto s = linked.step(&row); !s) return s;
+        if (!row) break;
+        inodes_.push_back(InodeChange{static_cast<std::uint64_t>(linked.column_int64(0)),
+                                      static_cast<std::uint64_t>(linked.column_int64(1)),
+                                      std::nullopt});
+    }
     Statement to_garbage;
     Statement delete_dir;
     if (auto s = db_.prepare("INSERT OR IGNORE INTO garbage(dir) VALUES (?)", &to_garbage); !s)
@@ -408,6 +437,7 @@ core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) 
         const std::int64_t parent = is_root ? plan.indexed.id : ids[r.parent_id];
         if (auto s = insert_entry(parent, is_root ? base_name(r.path) : r.name(), r); !s) return s;
         if (auto s = record_error(plan.indexed.scan_id, r); !s) return s;
+        note_inode(r, false);
         if (!r.is_dir() && r.has_stat && r.nlink > 1) {
             insert_link_.bind_int64(1, parent)
                 .bind_int64(2, static_cast<std::int64_t>(r.dev))
@@ -418,6 +448,7 @@ core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) 
         }
         if (!r.is_dir() || r.dir_id == 0) continue;
         const std::int64_t id = ids[r.dir_id];
+        fresh_dirs_[id] = true;
         max_id = std::max(max_id, id);
         const Totals t = tree.total(r.dir_id);
         insert_dir_.bind_int64(1, id)
@@ -465,6 +496,7 @@ core::Status Applier::write_plan(Plan& plan) {
         }
         const Totals t = single_of_file(old);
         totals_.add(id, Totals{-t.size, -t.blocks, -t.files, 0});
+        note_inode(old, true);
         links_changed = links_changed || (old.has_stat && old.nlink > 1);
     }
     for (std::size_t i = 0; i < plan.changed.size(); ++i) {
@@ -485,6 +517,12 @@ core::Status Applier::write_plan(Plan& plan) {
         Totals d = single_of_file(now);
         d -= single_of_file(old);
         totals_.add(id, d);
+        if (now.has_stat && now.nlink > 1) {
+            note_inode(now, false);
+        } else if (old.has_stat && old.nlink > 1) {
+            // Its link count fell to one: the names it had elsewhere are gone or elsewhere.
+            inodes_.push_back(InodeChange{old.dev, old.ino, std::nullopt});
+        }
         links_changed =
             links_changed || (old.has_stat && old.nlink > 1) || (now.has_stat && now.nlink > 1);
     }
@@ -497,6 +535,7 @@ core::Status Applier::write_plan(Plan& plan) {
         if (auto s = insert_entry(id, e->name(), *e); !s) return s;
         if (auto s = record_error(plan.indexed.scan_id, *e); !s) return s;
         totals_.add(id, single_of_file(*e));
+        note_inode(*e, false);
         links_changed = links_changed || (e->has_stat && e->nlink > 1);
     }
     if (links_changed) {
@@ -569,9 +608,18 @@ core::Status Applier::apply(LiveBatch& batch) {
         plans.push_back(std::move(plan));
     }
     for (Plan& plan : plans) {
+        fresh_dirs_[plan.indexed.id] = true;
         if (auto s = write_plan(plan); !s) return s;
     }
     if (auto s = totals_.finish(); !s) return s;
+    if (!inodes_.empty()) {
+        InodeSyncReport synced;
+        const IsFreshDir is_fresh = [this](std::int64_t dir, std::string_view) {
+            return fresh_dirs_.count(dir) != 0;
+        };
+        if (auto s = sync_inode_names(db_, inodes_, is_fresh, &synced); !s) return s;
+        report_.rows_updated += synced.names_updated;
+    }
     if (report_.keys_changed) {
         if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s)
             return s;

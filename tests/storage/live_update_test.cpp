@@ -171,6 +171,24 @@ TEST_F(LiveUpdate, HardLinksInOneAndAcrossDirectories) {
     expect_converges({"b", "c"});
 }
 
+TEST_F(LiveUpdate, AHardLinkMadeInOneDirectorySyncsTheNameElsewhere) {
+    // Only c is re-listed (its new name); b/g's row still says nlink 1 and would be counted
+    // twice in the root's total without the sync of the other names.
+    ASSERT_EQ(::link(p("b/g").c_str(), p("c/g-link").c_str()), 0);
+    expect_converges({"c"});
+    test::write_file(p("c/g-link"), 5000);  // written through the new name
+    expect_converges({"c"});
+    ASSERT_EQ(::unlink(p("c/g-link").c_str()), 0);
+    expect_converges({"c"});
+}
+
+TEST_F(LiveUpdate, ARemovedSubtreeWithAHardLinkSyncsTheNameOutside) {
+    ASSERT_EQ(::link(p("b/g").c_str(), p("a/x/deep/g-link").c_str()), 0);
+    expect_converges({"a/x/deep", "b"});
+    test::remove_tree(p("a/x"));
+    expect_converges({"a"});
+}
+
 TEST_F(LiveUpdate, OddNamesRoundTrip) {
     test::write_file(p("b/new\nline"), 3);
     test::write_file(p("b/bad\xff\xfe"), 4);

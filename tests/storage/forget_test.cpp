@@ -98,7 +98,7 @@ std::vector<std::string> rows_of_b(Database& db) {
     return all;
 }
 
-TEST(Forget, RemovesTheRootAndLeavesOtherRootsAsTheyWere) {
+TEST(ScanWriterForget, RemovesTheRootAndLeavesOtherRootsAsTheyWere) {
     TempDir dir;
     std::unique_ptr<ScanWriter> w;
     ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));
@@ -153,7 +153,7 @@ TEST(Forget, RemovesTheRootAndLeavesOtherRootsAsTheyWere) {
     EXPECT_EQ(rows_of_b(db), b_before);
 }
 
-TEST(Forget, RefusesPathsThatAreNotIndexedTopLevelRoots) {
+TEST(ScanWriterForget, RefusesPathsThatAreNotIndexedTopLevelRoots) {
     TempDir dir;
     std::unique_ptr<ScanWriter> w;
     ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));
@@ -188,7 +188,7 @@ TEST(Forget, RefusesPathsThatAreNotIndexedTopLevelRoots) {
     EXPECT_EQ(count(w->database(), "SELECT count(*) FROM entries"), entries_before);
 }
 
-TEST(Forget, TheFileSystemRootToo) {
+TEST(ScanWriterForget, TheFileSystemRootToo) {
     TempDir dir;
     std::unique_ptr<ScanWriter> w;
     ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));

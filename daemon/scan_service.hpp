@@ -30,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -125,7 +126,9 @@ class ScanService {
     // out of the index, as a job the scan thread runs between scans. A scan of `root` or of a
     // path below it that is running is cancelled and queued ones are dropped first (its result
     // would be thrown away). Refused at once: a configured root (InvalidParameter), a stopping
-    // daemon. Not an indexed top-level root: NotIndexed. `done` may be empty.
+    // daemon. Not an indexed top-level root: NotIndexed. `done` may be empty. For the change
+    // monitor: forget(root, ForgetOrigin::Vanished, {}) when a watched root was deleted (the
+    // outcome is logged at warn level with the root's path).
     void forget(std::string root, ForgetOrigin origin, ForgetDone done);
     // Any thread. `path` (normalized) is a root of the configuration, as given or resolved.
     [[nodiscard]] bool is_configured_root(std::string_view path) const;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -54,42 +55,47 @@ void ScanService::forget(std::string root, ForgetOrigin origin, ForgetDone done)
     }
     std::vector<std::shared_ptr<ScanJob>> dropped;
     std::uint64_t cancelled = 0;
-    bool replaced = false;  // a dropped job was the last of a rebuild
+    bool replaced = false;              // a dropped job was the last of a rebuild
+    std::optional<ipc::Error> refused;  // answered once the lock is released
     {
         std::lock_guard lock(mutex_);
         if (stopping_) {
-            refuse(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
-            return;
-        }
-        // An unmounted or deleted configured root is not forgotten: the configuration says to
-        // index it, and its periodic scan would bring it back.
-        if (configured_locked(root)) {
-            refuse(configured_error(root));
-            return;
-        }
-        // A scan of it would only be thrown away: cancel it rather than wait for it.
-        if (running_ && path_at_or_below(running_->root(), root)) {
-            running_->cancel_token().cancel();
-            ++cancelled;
-        }
-        for (auto it = queue_.begin(); it != queue_.end();) {
-            if (path_at_or_below((*it)->root(), root)) {
-                dropped.push_back(*it);
-                it = queue_.erase(it);
-            } else {
-                ++it;
+            refused = ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping");
+        } else if (configured_locked(root)) {
+            // An unmounted or deleted configured root is not forgotten: the configuration says
+            // to index it, and its periodic scan would bring it back.
+            refused = configured_error(root);
+        } else {
+            // A scan of it would only be thrown away: cancel it rather than wait for it.
+            if (running_ && path_at_or_below(running_->root(), root)) {
+                running_->cancel_token().cancel();
+                ++cancelled;
             }
-        }
-        for (const auto& job : dropped) replaced = rebuild_job_ended_locked(*job) || replaced;
-        cancelled += dropped.size();
-        tasks_.push_back([this, root, origin, cancelled, done = std::move(done)](bool run) {
-            if (run) {
-                run_forget(root, origin, cancelled, done);
-            } else if (done) {
-                done(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
+            for (auto it = queue_.begin(); it != queue_.end();) {
+                if (path_at_or_below((*it)->root(), root)) {
+                    dropped.push_back(*it);
+                    it = queue_.erase(it);
+                } else {
+                    ++it;
+                }
             }
-        });
-        ++tasks_pending_;
+            for (const auto& job : dropped) {
+                replaced = rebuild_job_ended_locked(*job) || replaced;
+            }
+            cancelled += dropped.size();
+            tasks_.push_back([this, root, origin, cancelled, done = std::move(done)](bool run) {
+                if (run) {
+                    run_forget(root, origin, cancelled, done);
+                } else if (done) {
+                    done(ipc::make_error(ipc::ErrorKind::ShuttingDown, "wsindexd is stopping"));
+                }
+            });
+            ++tasks_pending_;
+        }
+    }
+    if (refused) {
+        refuse(std::move(*refused));
+        return;
     }
     wake_.notify_all();
     if (replaced && options_.on_index_replaced) options_.on_index_replaced();

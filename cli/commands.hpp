@@ -24,6 +24,11 @@ struct CancelOptions {
 };
 int run_cancel(const Context& ctx, const CancelOptions& options);
 
+struct ForgetOptions {
+    std::string root;  // as given; made absolute (lexically) by run_forget
+};
+int run_forget(const Context& ctx, const ForgetOptions& options);
+
 struct FindOptions {
     std::optional<std::string> pattern;
     bool glob = false;

@@ -1,4 +1,5 @@
-// wsctl: the command line of wsindexd — scan, status, cancel, find, du, errors, scans, version.
+// wsctl: the command line of wsindexd — scan, status, cancel, forget, find, du, errors, scans,
+// version.
 //
 // File map (cli/):
 //   main.cpp          this file: the command line (CLI11), socket resolution, dispatch
@@ -6,6 +7,7 @@
 //   cmd_scan.cpp      scan PATH... [--wait] (follows progress, exit 1 if a scan did not finish)
 //   cmd_status.cpp    status: running scan, queue, workers, indexed roots
 //   cmd_cancel.cpp    cancel [ID]
+//   cmd_forget.cpp    forget ROOT
 //   cmd_find.cpp      find [PATTERN] with filters; -0, -l, --json
 //   cmd_du.cpp        du [PATH] --depth/--top
 //   cmd_errors.cpp    errors [--scan ID]
@@ -100,6 +102,14 @@ int main(int argc, char** argv) {
         ->type_name("ID")
         ->check(kWholeNumber);
     add_common(*cancel_cmd, common);
+
+    ForgetOptions forget;
+    auto* forget_cmd = app.add_subcommand(
+        "forget", "Take an indexed root out of the index (one that was deleted, say)");
+    forget_cmd->add_option("root", forget.root, "An indexed root, as wsctl status lists it")
+        ->required()
+        ->type_name("ROOT");
+    add_common(*forget_cmd, common);
 
     FindOptions find;
     auto* find_cmd = app.add_subcommand(
@@ -205,6 +215,7 @@ int main(int argc, char** argv) {
     if (scan_cmd->parsed()) return run_scan(ctx, scan);
     if (status_cmd->parsed()) return run_status(ctx);
     if (cancel_cmd->parsed()) return run_cancel(ctx, cancel);
+    if (forget_cmd->parsed()) return run_forget(ctx, forget);
     if (find_cmd->parsed()) return run_find(ctx, find);
     if (du_cmd->parsed()) return run_du(ctx, du);
     if (errors_cmd->parsed()) return run_errors(ctx, errors);

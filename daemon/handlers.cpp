@@ -7,6 +7,7 @@ namespace wsindex::daemon {
 
 void register_handlers(ipc::Server& server, HandlerContext& context) {
     register_scan_handlers(server, context);
+    register_forget_handler(server, context);
     register_query_handlers(server, context);
 }
 

@@ -3,13 +3,15 @@
 // Threads: Version and Cancel answer on the io thread (no I/O, only a mutex). Everything that
 // touches the file system or the database (Scan's path checks, Find, Du, Errors, Scans, Status)
 // runs as a job on the QueryPool, which answers through the Responder. Scan with wait hands its
-// call to ScanWaiters (io thread). Answers about files (Find, Du, Errors) go through the
+// call to ScanWaiters (io thread). Forget checks the root on the QueryPool, then the scan thread
+// removes it between scans and answers. Answers about files (Find, Du, Errors) go through the
 // caller's PathFilter (seams.hpp); starting and cancelling scans through may_control.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstddef>
+#include <string_view>
 
 #include "daemon/live_monitor.hpp"
 #include "daemon/query_pool.hpp"
@@ -46,6 +48,12 @@ void register_handlers(ipc::Server& server, HandlerContext& context);
 // Pieces registered by register_handlers, one file per group.
 void register_query_handlers(ipc::Server& server, HandlerContext& context);  // query_handlers.cpp
 void register_scan_handlers(ipc::Server& server, HandlerContext& context);   // scan_handlers.cpp
+void register_forget_handler(ipc::Server& server, HandlerContext& context);  // forget_handler.cpp
+
+// Query thread: a Scan refused with NoSuchPath for an indexed top-level root that is not
+// configured (a root that vanished) says how to take it out of the index (forget_handler.cpp).
+ipc::Error explain_vanished_root(HandlerContext& context, QueryContext& q, std::string_view path,
+                                 ipc::Error error);
 
 // Runs `job` on the query pool, or answers Busy when its queue is full. Any thread.
 void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job);

@@ -55,6 +55,7 @@ void scan(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         }
         auto root = resolve_scan_root(path);
         if (root && !visible(root.value())) root = hidden(path);
+        if (!root) root = explain_vanished_root(ctx, q, path, root.error());
         if (!root) {
             spdlog::debug("scan refused for uid {}: {}", peer.uid, root.error().message);
             r.fail(root.error());

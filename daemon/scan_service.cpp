@@ -166,11 +166,13 @@ void ScanService::reconfigure(ScanSettings settings) {
 
 bool ScanService::wait_idle(std::chrono::milliseconds timeout) const {
     std::unique_lock lock(mutex_);
-    return idle_.wait_for(lock, timeout, [&] { return !running_ && queue_.empty(); });
+    return idle_.wait_for(lock, timeout,
+                          [&] { return !running_ && queue_.empty() && tasks_pending_ == 0; });
 }
 
 void ScanService::request_stop() {
     std::vector<std::shared_ptr<ScanJob>> dropped;
+    std::deque<std::function<void(bool)>> tasks;
     {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
@@ -178,12 +180,15 @@ void ScanService::request_stop() {
         if (running_) running_->cancel_token().cancel();
         dropped.assign(queue_.begin(), queue_.end());
         queue_.clear();
+        tasks.swap(tasks_);
+        tasks_pending_ -= tasks.size();
     }
     wake_.notify_all();
     for (const auto& job : dropped) {
         job->finish(ipc::ScanState::Cancelled, "wsindexd stopped");
         notify(*job);
     }
+    for (auto& task : tasks) task(false);
     idle_.notify_all();
 }
 
@@ -306,6 +311,16 @@ void ScanService::main() {
             handle_reported_damage();
             lock.lock();
             damage_reported_ = false;  // after the check: reports meanwhile were about this file
+            continue;
+        }
+        if (!tasks_.empty()) {
+            auto task = std::move(tasks_.front());
+            tasks_.pop_front();
+            lock.unlock();
+            task(true);
+            lock.lock();
+            --tasks_pending_;
+            idle_.notify_all();
             continue;
         }
         queue_due_roots(lock);

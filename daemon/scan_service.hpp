@@ -31,12 +31,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "core/fs_ops.hpp"
 #include "core/prune.hpp"
 #include "core/status.hpp"
+#include "daemon/forget_root.hpp"
 #include "daemon/scan_job.hpp"
 #include "ipc/result.hpp"
 #include "storage/index_damage.hpp"
@@ -132,6 +134,17 @@ class ScanService {
     ipc::Result<std::vector<std::shared_ptr<const ScanJob>>> cancel(
         std::optional<std::uint64_t> scan_id, bool queued_too);
 
+    // Any thread (scan_service_forget.cpp). Takes the indexed top-level root `root` (normalized)
+    // out of the index, as a job the scan thread runs between scans. A scan of `root` or of a
+    // path below it that is running is cancelled and queued ones are dropped first (its result
+    // would be thrown away). Refused at once: a configured root (InvalidParameter), a stopping
+    // daemon. Not an indexed top-level root: NotIndexed. `done` may be empty. For the change
+    // monitor: forget(root, ForgetOrigin::Vanished, {}) when a watched root was deleted (the
+    // outcome is logged at warn level with the root's path).
+    void forget(std::string root, ForgetOrigin origin, ForgetDone done);
+    // Any thread. `path` (normalized) is a root of the configuration, as given or resolved.
+    [[nodiscard]] bool is_configured_root(std::string_view path) const;
+
     // Any thread. A storage call failed with `failure`; if it says the file is damaged
     // (storage::is_damage), the scan thread checks the file and, when the check confirms it,
     // sets it aside and rebuilds the index. Cheap; repeated reports coalesce.
@@ -186,6 +199,10 @@ class ScanService {
     // mutex_ held: a job ended or was dropped; true when it was the rebuild's last.
     bool rebuild_job_ended_locked(const ScanJob& job);
     std::shared_ptr<ScanJob> enqueue_locked(std::string root, ScanOrigin origin, bool* added);
+    // Forgetting a root (scan_service_forget.cpp).
+    bool configured_locked(std::string_view path) const;
+    void run_forget(const std::string& root, ForgetOrigin origin, std::uint64_t cancelled,
+                    const ForgetDone& done);  // scan thread, no lock held
 
     ScanServiceOptions options_;  // settings guarded by mutex_; the rest immutable after open
     std::unique_ptr<storage::ScanIngest> writer_;  // scan thread only (after open)
@@ -197,6 +214,10 @@ class ScanService {
     std::shared_ptr<ScanJob> running_;            // guarded
     bool stopping_ = false;                       // guarded
     std::uint64_t next_ticket_ = 1;               // guarded
+    // Work for the scan thread between scans (a forget); called with false when dropped at
+    // stop. Run before the next queued scan. Guarded; pending counts the one running too.
+    std::deque<std::function<void(bool run)>> tasks_;
+    std::size_t tasks_pending_ = 0;
     // A configured root and when it is due next (nullopt: not on a timer any more).
     struct Due {
         ScheduledRoot root;

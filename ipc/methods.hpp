@@ -28,6 +28,7 @@ inline constexpr std::string_view kFind = "wsindex.Find";
 inline constexpr std::string_view kDu = "wsindex.Du";
 inline constexpr std::string_view kErrors = "wsindex.Errors";
 inline constexpr std::string_view kScans = "wsindex.Scans";
+inline constexpr std::string_view kForget = "wsindex.Forget";
 }  // namespace method
 
 // Bumped only together with a new interface name (see kInterface in ipc/error.hpp).
@@ -241,6 +242,20 @@ struct ScansReply {
     std::vector<ScanInfo> scans;
 };
 
+// ---- wsindex.Forget ----------------------------------------------------------------------
+struct ForgetParams {
+    std::string root;  // absolute, bytes: an indexed top-level root (as wsindex.Status lists it)
+};
+// What left the index: the root's totals as they were, and what else went with it.
+struct ForgetReply {
+    std::string root;             // bytes
+    std::uint64_t entries = 0;    // the root and every entry below it
+    std::uint64_t dirs = 0;       // its directories, the root included
+    std::uint64_t bytes = 0;      // its apparent size
+    std::uint64_t scans = 0;      // rows of the scan history (wsindex.Scans) removed with it
+    std::uint64_t cancelled = 0;  // scans of it (running or queued) cancelled first
+};
+
 // Encoders (never throw: byte strings go through encode_bytes).
 nlohmann::json to_json(const VersionReply& v);
 nlohmann::json to_json(const ScanInfo& v);
@@ -263,6 +278,8 @@ nlohmann::json to_json(const ErrorEntry& v);
 nlohmann::json to_json(const ErrorsReply& v);
 nlohmann::json to_json(const ScansParams& v);
 nlohmann::json to_json(const ScansReply& v);
+nlohmann::json to_json(const ForgetParams& v);
+nlohmann::json to_json(const ForgetReply& v);
 
 template <>
 Result<VersionReply> from_json<VersionReply>(const nlohmann::json& j);
@@ -304,5 +321,9 @@ template <>
 Result<ScansParams> from_json<ScansParams>(const nlohmann::json& j);
 template <>
 Result<ScansReply> from_json<ScansReply>(const nlohmann::json& j);
+template <>
+Result<ForgetParams> from_json<ForgetParams>(const nlohmann::json& j);
+template <>
+Result<ForgetReply> from_json<ForgetReply>(const nlohmann::json& j);
 
 }  // namespace wsindex::ipc

@@ -53,6 +53,20 @@
 
 namespace wsindex::storage {
 
+// What ScanWriter::forget removed (the root's totals as they were), or why it refused.
+struct ForgetReport {
+    std::uint64_t dirs = 0;     // directories removed, the root included
+    std::uint64_t entries = 0;  // entries below the root, the root included
+    std::int64_t size = 0;      // the root's apparent size
+    std::uint64_t scans = 0;    // rows of `scans` (history) removed with it
+    // Refused with StorageErrc::not_indexed because the path lies inside this indexed
+    // top-level root (empty otherwise).
+    std::string inside_root;
+    // The removed entries are deleted after the commit (garbage); false if that failed and
+    // they are left for the next collection (they are invisible already).
+    bool garbage_collected = false;
+};
+
 struct ScanOptions {
     // Rows buffered (then sorted by key and inserted) per transaction: 10k-50k amortizes the
     // commit and the WAL sync; more only grows the WAL and memory (~200 bytes per row).
@@ -97,6 +111,14 @@ class ScanWriter {
     // with reason's text and its rows are removed; the previous index is untouched. Returns
     // the first error met while recording that (the rows are then removed at next open).
     core::Status abort(const core::Status& reason, bool cancelled);
+
+    // While no scan runs (scan_writer_forget.cpp): removes the indexed top-level root `root`
+    // (normalized, as for begin) in one transaction: its directories (to garbage), its root
+    // entry and any top-level roots below it, the errors recorded below it, the `scans` rows
+    // of it and of subtrees of it, then moves meta.generation; then collects the garbage.
+    // StorageErrc::not_indexed when `root` is not an indexed top-level root (a path inside one
+    // sets report->inside_root); scan_in_progress during a scan.
+    core::Status forget(std::string_view root, ForgetReport* report);
 
     // Deletes the entries of replaced directories, in transactions of about `batch_dirs`
     // directories so that readers and checkpoints interleave. Called after complete().
@@ -153,6 +175,8 @@ class ScanWriter {
     // 6. Marks the scan complete; moves the index generation if any key may have changed.
     core::Status swap_mark_complete();
     core::Status mark_finished(const char* state, const std::string& error);
+    // forget(): the indexed top-level root containing `path`, if any (empty: none).
+    core::Status top_level_root_of(std::string_view path, std::string* out);
     std::int64_t gid(std::uint64_t walk_id) const {
         return base_ + static_cast<std::int64_t>(walk_id) - 1;
     }

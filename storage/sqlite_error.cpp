@@ -35,6 +35,8 @@ class StorageCategory final : public std::error_category {
                 return "injected write failure";
             case StorageErrc::writer_failed:
                 return "index writer failed";
+            case StorageErrc::not_indexed:
+                return "not an indexed root";
         }
         return "unknown storage error";
     }

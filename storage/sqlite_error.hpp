@@ -29,6 +29,7 @@ enum class StorageErrc {
     cancelled,
     injected_failure,
     writer_failed,
+    not_indexed,
 };
 const std::error_category& storage_category();
 inline std::error_code make_error_code(StorageErrc e) {

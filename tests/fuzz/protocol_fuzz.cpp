@@ -115,6 +115,8 @@ void serve(std::string_view frame, const Limits& limits) {
         decode_params<ErrorsParams>(request->parameters);
     else if (m == method::kScans)
         decode_params<ScansParams>(request->parameters);
+    else if (m == method::kForget)
+        decode_params<ForgetParams>(request->parameters);
     else if (m != method::kVersion && m != method::kStatus) {
         check_error_frame(
             make_error(ErrorKind::MethodNotFound, "no method '" + m + "'", json{{"method", m}}));
@@ -138,6 +140,7 @@ void read_reply(std::string_view frame, const Limits& limits) {
     if (auto v = from_json<DuReply>(p)) round_trip(v.value());
     if (auto v = from_json<ErrorsReply>(p)) round_trip(v.value());
     if (auto v = from_json<ScansReply>(p)) round_trip(v.value());
+    if (auto v = from_json<ForgetReply>(p)) round_trip(v.value());
 }
 
 // The frames a naive split finds, and whether the stream overflowed the cap before its end.

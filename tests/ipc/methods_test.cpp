@@ -129,6 +129,29 @@ TEST(Methods, DuParams) {
     expect_invalid<DuParams>(json{{"path", ""}}, "path");
 }
 
+TEST(Methods, ForgetParamsAndReply) {
+    ForgetParams p;
+    p.root = "/gone/\xff";  // bytes, not text
+    EXPECT_EQ(through_wire(p).root, p.root);
+    expect_invalid<ForgetParams>(json::object(), "root");
+    expect_invalid<ForgetParams>(json{{"root", "relative"}}, "root");
+    expect_invalid<ForgetParams>(json{{"root", 7}}, "root");
+    ForgetReply r;
+    r.root = "/gone";
+    r.entries = 12;
+    r.dirs = 3;
+    r.bytes = 4096;
+    r.scans = 2;
+    r.cancelled = 1;
+    const ForgetReply q = through_wire(r);
+    EXPECT_EQ(q.root, r.root);
+    EXPECT_EQ(q.entries, 12u);
+    EXPECT_EQ(q.dirs, 3u);
+    EXPECT_EQ(q.bytes, 4096u);
+    EXPECT_EQ(q.scans, 2u);
+    EXPECT_EQ(q.cancelled, 1u);
+}
+
 TEST(Methods, SmallParams) {
     CancelParams c;
     c.scan_id = 42;

@@ -78,7 +78,15 @@ class SysctlGuard {
 
 enum class Mode {
     kRescan,  // after the storm, `wsctl scan ROOT --wait` on the daemon that indexed it before
-    kLive,    // no rescan: the daemon's change monitor must catch up on its own
+    // The storm stays below the root's subdirectories, and each of them is rescanned on its own
+    // (subtree rescans: what a live update does to one directory, hard links across the edges).
+    kSubtreeRescans,
+    // The storm stays below one subdirectory (top1), changes only names, and links to files in
+    // another (top0); only top1 is rescanned. top0's rows of the linked files keep their old
+    // nlink and ctime (nobody rescanned them), so `files` is compared below top1 only;
+    // `dir_totals` and find -0 over the whole root.
+    kOneSubtreeRescan,
+    kLive,  // no rescan: the daemon's change monitor must catch up on its own
 };
 
 class Convergence : public ::testing::Test {
@@ -107,8 +115,8 @@ class Convergence : public ::testing::Test {
         return daemon;
     }
 
-    void scan(Daemon& daemon) {
-        const auto r = wsctl(daemon.socket(), {"scan", root_, "--wait"}, scratch_.path());
+    void scan(Daemon& daemon, const std::string& path) {
+        const auto r = wsctl(daemon.socket(), {"scan", path, "--wait"}, scratch_.path());
         ASSERT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << daemon.log();
     }
 
@@ -119,20 +127,26 @@ class Convergence : public ::testing::Test {
     }
 
     // "" when the two daemons' indexes of the root agree (views and find -0), else why not.
-    std::string difference(Daemon& a, Daemon& b) {
-        const auto index = compare_indexes(a.db(), b.db(), root_);
+    // `files_root`: where `files` is compared, when narrower than the root.
+    std::string difference(Daemon& a, Daemon& b, const std::string& files_root = {}) {
+        const auto index =
+            compare_indexes(a.db(), b.db(), files_root.empty() ? root_ : files_root, root_);
         std::string out = index.report;
         if (index.files_a == 0 || index.files_b == 0) out += "an index holds no rows of the root\n";
         out += compare_find_outputs(find0(a), find0(b));
         return out;
     }
 
-    // The directories the storm creates entries in: the root, and a few directories of each
-    // kind below it (few, so that the processes often meet on the same paths).
-    static std::vector<std::string> storm_dirs() {
-        return {"",     "top0",      "top0/sub0", "top0/sub1", "top0/sub2",
-                "top1", "top1/sub0", "odd",       "odd/links", "odd/empty"};
+    // The directories the storm creates entries in: a few directories of each kind below the
+    // root (few, so that the processes often meet on the same paths), and the root itself.
+    static std::vector<std::string> storm_dirs(bool with_root) {
+        std::vector<std::string> dirs = {"top0",      "top0/sub0", "top0/sub1", "top0/sub2", "top1",
+                                         "top1/sub0", "odd",       "odd/links", "odd/empty"};
+        if (with_root) dirs.push_back("");
+        return dirs;
     }
+    // The subtrees that hold every directory of storm_dirs(false).
+    static std::vector<std::string> storm_subtrees() { return {"top0", "top1", "odd"}; }
 
     // The whole test: index, storm, then compare daemon A with a fresh scan (daemon B).
     // `watch_config` holds the top-level watch keys for daemon A.
@@ -144,12 +158,17 @@ class Convergence : public ::testing::Test {
         auto a = start_daemon("a", "rescan_interval = \"off\"\n" + watch_config +
                                        "[[root]]\npath = \"" + root_ + "\"\ninterval = \"off\"\n");
         ASSERT_FALSE(HasFailure());
-        scan(*a);
+        scan(*a, root_);
 
         StormOptions storm;
         storm.root = root_;
         storm.outside = outside_;
-        storm.dirs = storm_dirs();
+        storm.dirs = storm_dirs(mode == Mode::kRescan || mode == Mode::kLive);
+        if (mode == Mode::kOneSubtreeRescan) {
+            storm.dirs = {"top1", "top1/sub0", "top1/sub1"};
+            storm.link_sources = {"top0/sub0", "top0/sub1"};
+            storm.names_only = true;
+        }
         storm.seed = seed;
         storm.processes = kStormProcesses;
         storm.ops_per_process = kOpsPerProcess;
@@ -161,21 +180,29 @@ class Convergence : public ::testing::Test {
         ASSERT_TRUE(result.error.empty()) << summary;
         ASSERT_EQ(result.ops, std::uint64_t{kStormProcesses} * kOpsPerProcess);
         // Many operations must take effect, or the storm tests little.
-        ASSERT_GT(result.ops - result.failed, result.ops / 3) << summary;
+        ASSERT_GT(result.ops - result.failed, result.ops / 4) << summary;
 
         // The reference: a fresh daemon, a fresh database, one full scan of the tree as it is now.
         auto b = start_daemon("b", std::string("rescan_interval = \"off\"\n") + kNoWatch);
         ASSERT_FALSE(HasFailure());
-        scan(*b);
+        scan(*b, root_);
 
-        if (mode == Mode::kRescan) {
+        if (mode != Mode::kLive) {
             // The comparison sees the storm: before the rescan, A is stale in both views.
             const std::string stale = difference(*a, *b);
             EXPECT_NE(stale.find("files: "), std::string::npos) << stale;
             EXPECT_NE(stale.find("dir_totals: "), std::string::npos) << stale;
             if (std::getenv("WSINDEX_SHOW_STALE") != nullptr) std::cout << stale;
-            scan(*a);
-            const std::string diff = difference(*a, *b);
+            std::string files_root;
+            if (mode == Mode::kRescan) {
+                scan(*a, root_);
+            } else if (mode == Mode::kSubtreeRescans) {
+                for (const auto& sub : storm_subtrees()) scan(*a, root_ + "/" + sub);
+            } else {
+                files_root = root_ + "/top1";
+                scan(*a, files_root);
+            }
+            const std::string diff = difference(*a, *b, files_root);
             EXPECT_EQ(diff, "") << "after an incremental rescan, A (" << a->db()
                                 << ") differs from a fresh scan B (" << b->db() << ")\n"
                                 << diff;
@@ -203,6 +230,17 @@ class Convergence : public ::testing::Test {
 
 TEST_F(Convergence, IncrementalRescanAfterAStormEqualsAFreshScan) {
     converge(Mode::kRescan, kNoWatch);
+}
+
+TEST_F(Convergence, SubtreeRescansAfterAStormEqualAFreshScan) {
+    converge(Mode::kSubtreeRescans, kNoWatch);
+}
+
+// Enabled when the fix for hard links across a subtree rescan's edge lands (issue 18): today
+// the root's dir_totals row counts an inode with names in top0 and top1 twice (files, size
+// and blocks above a fresh scan's).
+TEST_F(Convergence, DISABLED_ASubtreeRescanWithHardLinksAcrossItsEdgeEqualsAFreshScan) {
+    converge(Mode::kOneSubtreeRescan, kNoWatch);
 }
 
 // The live tests are enabled when the daemon's change monitor is wired in (issue 18): until

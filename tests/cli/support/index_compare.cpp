@@ -181,15 +181,17 @@ bool compare_rows(const View& view, const std::vector<Row>& a, const std::vector
 }  // namespace
 
 IndexComparison compare_indexes(const std::string& db_a, const std::string& db_b,
-                                const std::string& root, std::size_t max_shown) {
+                                const std::string& root, const std::string& totals_root,
+                                std::size_t max_shown) {
     IndexComparison result;
     ReadOnlyDb a(db_a);
     ReadOnlyDb b(db_b);
     bool equal = true;
     for (const View& view : kViews) {
-        const auto rows_a = a.rows(view, root);
-        const auto rows_b = b.rows(view, root);
         const bool is_files = std::string(view.name) == "files";
+        const std::string& top = is_files || totals_root.empty() ? root : totals_root;
+        const auto rows_a = a.rows(view, top);
+        const auto rows_b = b.rows(view, top);
         (is_files ? result.files_a : result.dirs_a) = rows_a.size();
         (is_files ? result.files_b : result.dirs_b) = rows_b.size();
         equal = compare_rows(view, rows_a, rows_b, max_shown, result.report) && equal;

@@ -21,9 +21,12 @@ struct IndexComparison {
 
 // Compares `db_a` and `db_b` (paths of index databases, possibly in use by a running daemon)
 // at and below `root` (absolute, no trailing slash), each database in one read transaction.
-// At most `max_shown` rows of each kind of difference are described per view.
+// `totals_root`, when given, widens the comparison of `dir_totals` to that directory (an
+// ancestor of `root`). At most `max_shown` rows of each kind of difference are described per
+// view.
 IndexComparison compare_indexes(const std::string& db_a, const std::string& db_b,
-                                const std::string& root, std::size_t max_shown = 15);
+                                const std::string& root, const std::string& totals_root = {},
+                                std::size_t max_shown = 15);
 
 // Compares two `wsctl find -0` outputs as lists of NUL-terminated paths in any order (find
 // answers in index order, which is directory-id order: an incrementally updated index and a

@@ -64,13 +64,17 @@ class Storm {
     Storm(const StormOptions& options, std::uint64_t seed) : o_(options), rng_(seed) {}
 
     void run(Counts& counts) {
+        auto weights = kOpWeights;
+        if (o_.names_only) {
+            for (const Op op : {kAppend, kTruncate, kChmod, kChown, kTouch}) weights[op] = 0;
+        }
         unsigned total = 0;
-        for (const unsigned w : kOpWeights) total += w;
+        for (const unsigned w : weights) total += w;
         for (int i = 0; i < o_.ops_per_process; ++i) {
             unsigned pick = below(total);
             int op = 0;
-            while (pick >= kOpWeights[static_cast<std::size_t>(op)]) {
-                pick -= kOpWeights[static_cast<std::size_t>(op)];
+            while (pick >= weights[static_cast<std::size_t>(op)]) {
+                pick -= weights[static_cast<std::size_t>(op)];
                 ++op;
             }
             errno = 0;
@@ -156,8 +160,10 @@ class Storm {
     }
 
     bool create(const std::string& path) {
-        const int fd = ::open(
-            path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+        const int fd = ::open(path.c_str(),
+                              O_WRONLY | O_CREAT | (o_.names_only ? O_EXCL : O_TRUNC) | O_NOFOLLOW |
+                                  O_NONBLOCK | O_CLOEXEC,
+                              0644);
         return fd >= 0 && write_some(fd);
     }
 
@@ -259,7 +265,12 @@ class Storm {
                 return ::link(from.c_str(), to.c_str()) == 0;
             }
             case kLinkAcrossDirs: {
-                const std::string from = dir() + "/" + file_name();
+                const std::string from = !o_.link_sources.empty() && chance(50)
+                                             ? o_.root + "/" +
+                                                   o_.link_sources[below(static_cast<unsigned>(
+                                                       o_.link_sources.size()))] +
+                                                   "/file" + std::to_string(below(100)) + ".dat"
+                                             : dir() + "/" + file_name();
                 const std::string to = dir() + "/" + file_name();
                 return ::link(from.c_str(), to.c_str()) == 0;
             }

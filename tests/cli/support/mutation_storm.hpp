@@ -20,6 +20,14 @@ struct StormOptions {
     // in; it never removes or renames them, only the entries it made (and those already there
     // with the names it uses, e.g. "file7.dat").
     std::vector<std::string> dirs;
+    // Directories below `root` (relative) the storm only reads: when not empty, half of the hard
+    // links across directories are made to one of their files "file<N>.dat" (N < 100), so
+    // that an inode gains names outside the directories the storm changes.
+    std::vector<std::string> link_sources;
+    // Only names change: no write, truncate, chmod, chown or touch, and creates never open an
+    // existing file. An inode linked from elsewhere then keeps its size and attributes (only
+    // its link count and ctime change), so rows outside the storm's directories stay current.
+    bool names_only = false;
     std::uint64_t seed = 1;
     int processes = 3;
     int ops_per_process = 300;

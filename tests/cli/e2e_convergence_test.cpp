@@ -179,8 +179,10 @@ class Convergence : public ::testing::Test {
         std::cout << summary << "\n";
         ASSERT_TRUE(result.error.empty()) << summary;
         ASSERT_EQ(result.ops, std::uint64_t{kStormProcesses} * kOpsPerProcess);
-        // Many operations must take effect, or the storm tests little.
-        ASSERT_GT(result.ops - result.failed, result.ops / 4) << summary;
+        // Many operations must take effect, or the storm tests little. Most fail by design (a
+        // path drawn from the pool that another process just removed or moved away); fewer
+        // succeed while a whole given directory is moved out of the root.
+        ASSERT_GT(result.ops - result.failed, result.ops / 8) << summary;
 
         // The reference: a fresh daemon, a fresh database, one full scan of the tree as it is now.
         auto b = start_daemon("b", std::string("rescan_interval = \"off\"\n") + kNoWatch);

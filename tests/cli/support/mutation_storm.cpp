@@ -35,17 +35,19 @@ enum Op : int {
     kLinkAcrossDirs,
     kSymlink,
     kMakeOutside,
+    kMoveSubtreeOut,
+    kMoveSubtreeIn,
     kOpCount
 };
 
 constexpr std::array<const char*, kOpCount> kOpNames = {
-    "create",     "append",    "truncate",    "unlink",  "rename",      "rename-across",
-    "rename-out", "rename-in", "mkdir-p",     "rm-r",    "chmod",       "chown",
-    "touch-d",    "link",      "link-across", "symlink", "make-outside"};
+    "create",      "append",  "truncate",     "unlink",   "rename", "rename-across", "rename-out",
+    "rename-in",   "mkdir-p", "rm-r",         "chmod",    "chown",  "touch-d",       "link",
+    "link-across", "symlink", "make-outside", "move-out", "move-in"};
 
 // Relative weights of the operations (the storm is mostly creates, writes and renames).
-constexpr std::array<unsigned, kOpCount> kOpWeights = {12, 8, 5, 8, 6, 6, 4, 4, 6,
-                                                       2,  5, 4, 4, 4, 4, 4, 3};
+constexpr std::array<unsigned, kOpCount> kOpWeights = {12, 8, 5, 8, 6, 6, 4, 4, 6, 2,
+                                                       5,  4, 4, 4, 4, 4, 3, 1, 1};
 
 constexpr int kMaxErrno = 134;
 
@@ -137,6 +139,16 @@ class Storm {
             for (unsigned i = 0; i < depth; ++i) path += "/" + dir_name();
         }
         return path;
+    }
+
+    // A given directory that is not the root nor one of its children (those hold the others).
+    std::string given_deep_dir() {
+        std::vector<const std::string*> deep;
+        for (const auto& d : o_.dirs) {
+            if (d.find('/') != std::string::npos) deep.push_back(&d);
+        }
+        if (deep.empty()) return {};
+        return o_.root + "/" + *deep[below(static_cast<unsigned>(deep.size()))];
     }
 
     // A storm-made directory (never a given one): what rm -r and directory renames act on.
@@ -293,6 +305,22 @@ class Storm {
                 std::string bottom = o_.outside;
                 for (const auto& p : parts) bottom += "/" + p;
                 return create(bottom + "/" + file_name()) && create(bottom + "/" + file_name());
+            }
+            case kMoveSubtreeOut: {
+                // A whole given directory (a hundred files) leaves the root for a while.
+                const std::string from = given_deep_dir();
+                if (from.empty()) break;
+                const std::string to = o_.outside + "/big" + std::to_string(below(3));
+                return ::rename(from.c_str(), to.c_str()) == 0;
+            }
+            case kMoveSubtreeIn: {
+                // Back in: to where a given directory was (if it is missing, or empty), or
+                // below another directory.
+                const std::string from = o_.outside + "/big" + std::to_string(below(3));
+                const std::string back = given_deep_dir();
+                const std::string to =
+                    chance(70) && !back.empty() ? back : dir() + "/" + dir_name();
+                return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kOpCount:
                 break;

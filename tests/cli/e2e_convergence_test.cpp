@@ -158,7 +158,7 @@ class Convergence : public ::testing::Test {
         auto a = start_daemon("a", "rescan_interval = \"off\"\n" + watch_config +
                                        "[[root]]\npath = \"" + root_ + "\"\ninterval = \"off\"\n");
         ASSERT_FALSE(HasFailure());
-        scan(*a, root_);
+        ASSERT_NO_FATAL_FAILURE(scan(*a, root_));
 
         StormOptions storm;
         storm.root = root_;
@@ -187,7 +187,7 @@ class Convergence : public ::testing::Test {
         // The reference: a fresh daemon, a fresh database, one full scan of the tree as it is now.
         auto b = start_daemon("b", std::string("rescan_interval = \"off\"\n") + kNoWatch);
         ASSERT_FALSE(HasFailure());
-        scan(*b, root_);
+        ASSERT_NO_FATAL_FAILURE(scan(*b, root_));
 
         if (mode != Mode::kLive) {
             // The comparison sees the storm: before the rescan, A is stale in both views.
@@ -197,12 +197,14 @@ class Convergence : public ::testing::Test {
             if (std::getenv("WSINDEX_SHOW_STALE") != nullptr) std::cout << stale;
             std::string files_root;
             if (mode == Mode::kRescan) {
-                scan(*a, root_);
+                ASSERT_NO_FATAL_FAILURE(scan(*a, root_));
             } else if (mode == Mode::kSubtreeRescans) {
-                for (const auto& sub : storm_subtrees()) scan(*a, root_ + "/" + sub);
+                for (const auto& sub : storm_subtrees()) {
+                    ASSERT_NO_FATAL_FAILURE(scan(*a, root_ + "/" + sub));
+                }
             } else {
                 files_root = root_ + "/top1";
-                scan(*a, files_root);
+                ASSERT_NO_FATAL_FAILURE(scan(*a, files_root));
             }
             const std::string diff = difference(*a, *b, files_root);
             EXPECT_EQ(diff, "") << "after an incremental rescan, A (" << a->db()

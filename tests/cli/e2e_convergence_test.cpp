@@ -1,0 +1,275 @@
+// Convergence under a mutation storm: after seeded random changes from several processes, the
+// daemon's index (files, dir_totals, find -0) equals a fresh scan of the same tree, row for row —
+// after an incremental rescan, and (once the daemon runs the change monitor) live, without one.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "tests/cli/support/daemon.hpp"
+#include "tests/cli/support/index_compare.hpp"
+#include "tests/cli/support/mutation_storm.hpp"
+#include "tests/cli/support/scratch.hpp"
+#include "tests/cli/support/tree.hpp"
+#include "tests/support/prerequisite.hpp"
+
+namespace wsindex::cli::test {
+namespace {
+
+constexpr std::size_t kTreeEntries = 3000;
+constexpr int kStormProcesses = 4;
+constexpr int kOpsPerProcess = 400;
+// A fixed seed keeps the calls of a run the same (only their interleaving varies); set
+// WSINDEX_STORM_SEED to try others. Every failure message names the seed it ran with.
+constexpr std::uint64_t kDefaultSeed = 18;
+// How long a live daemon may take to catch up after the storm: generous for sanitizer builds on
+// a shared machine; the test polls and passes as soon as the indexes agree.
+constexpr std::chrono::seconds kLiveDeadline{30};
+// The configuration line that turns the change monitor off, for the daemons that must change
+// the index only by scanning (the reference B, and A in the rescan test). Empty while wsindexd
+// has no monitor (it rejects the unknown key); "watch = false\n" once it has.
+constexpr const char* kNoWatch = "";
+
+std::uint64_t storm_seed() {
+    const char* text = std::getenv("WSINDEX_STORM_SEED");
+    return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 10) : kDefaultSeed;
+}
+
+// Writes `value` to a /proc/sys file and puts the old value back when it goes out of scope,
+// also when the test fails or returns early.
+class SysctlGuard {
+  public:
+    explicit SysctlGuard(std::string path) : path_(std::move(path)) {}
+    SysctlGuard(const SysctlGuard&) = delete;
+    SysctlGuard& operator=(const SysctlGuard&) = delete;
+    ~SysctlGuard() {
+        if (!saved_.empty() && !write(saved_)) {
+            ADD_FAILURE() << "could not restore " << path_ << " to " << saved_;
+        }
+    }
+    // False (nothing changed) if the file cannot be read or written.
+    bool set(const std::string& value) {
+        std::ifstream in(path_);
+        std::string old;
+        if (!(in >> old)) return false;
+        if (!write(value)) return false;
+        saved_ = old;
+        return true;
+    }
+
+  private:
+    bool write(const std::string& value) const {
+        std::ofstream out(path_);
+        out << value << "\n";
+        out.flush();
+        return static_cast<bool>(out);
+    }
+
+    std::string path_;
+    std::string saved_;
+};
+
+enum class Mode {
+    kRescan,  // after the storm, `wsctl scan ROOT --wait` on the daemon that indexed it before
+    // The storm stays below the root's subdirectories, and each of them is rescanned on its own
+    // (subtree rescans: what a live update does to one directory, hard links across the edges).
+    kSubtreeRescans,
+    // The storm stays below one subdirectory (top1), changes only names, and links to files in
+    // another (top0); only top1 is rescanned. top0's rows of the linked files keep their old
+    // nlink and ctime (nobody rescanned them), so `files` is compared below top1 only;
+    // `dir_totals` and find -0 over the whole root.
+    kOneSubtreeRescan,
+    kLive,  // no rescan: the daemon's change monitor must catch up on its own
+};
+
+class Convergence : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        root_ = scratch_ / "tree";
+        outside_ = scratch_ / "outside";
+        make_big_tree(root_, kTreeEntries);
+        make_odd_tree(root_ + "/odd");
+        ASSERT_EQ(::mkdir(outside_.c_str(), 0755), 0) << std::strerror(errno);
+        ASSERT_FALSE(HasFailure());
+    }
+
+    // Starts a daemon in scratch/NAME with `config` written to scratch/NAME.conf.
+    std::unique_ptr<Daemon> start_daemon(const std::string& name, const std::string& config) {
+        const std::string dir = scratch_ / name;
+        const std::string conf = scratch_ / (name + ".conf");
+        EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+        std::ofstream(conf) << config;
+        DaemonOptions options;
+        options.dir = dir;
+        options.extra_args = {"--config", conf};
+        auto daemon = std::make_unique<Daemon>(options);
+        std::string error;
+        EXPECT_TRUE(daemon->start(error)) << error;
+        return daemon;
+    }
+
+    void scan(Daemon& daemon, const std::string& path) {
+        const auto r = wsctl(daemon.socket(), {"scan", path, "--wait"}, scratch_.path());
+        ASSERT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << daemon.log();
+    }
+
+    std::string find0(Daemon& daemon) {
+        const auto r = wsctl(daemon.socket(), {"find", "--under", root_, "-0"}, scratch_.path());
+        EXPECT_EQ(r.code, 0) << r.err;
+        return r.out;
+    }
+
+    // "" when the two daemons' indexes of the root agree (views and find -0), else why not.
+    // `files_root`: where `files` is compared, when narrower than the root.
+    std::string difference(Daemon& a, Daemon& b, const std::string& files_root = {}) {
+        const auto index =
+            compare_indexes(a.db(), b.db(), files_root.empty() ? root_ : files_root, root_);
+        std::string out = index.report;
+        if (index.files_a == 0 || index.files_b == 0) out += "an index holds no rows of the root\n";
+        out += compare_find_outputs(find0(a), find0(b));
+        return out;
+    }
+
+    // The directories the storm creates entries in: a few directories of each kind below the
+    // root (few, so that the processes often meet on the same paths), and the root itself.
+    static std::vector<std::string> storm_dirs(bool with_root) {
+        std::vector<std::string> dirs = {"top0",      "top0/sub0", "top0/sub1", "top0/sub2", "top1",
+                                         "top1/sub0", "odd",       "odd/links", "odd/empty"};
+        if (with_root) dirs.push_back("");
+        return dirs;
+    }
+    // The subtrees that hold every directory of storm_dirs(false).
+    static std::vector<std::string> storm_subtrees() { return {"top0", "top1", "odd"}; }
+
+    // The whole test: index, storm, then compare daemon A with a fresh scan (daemon B).
+    // `watch_config` holds the top-level watch keys for daemon A.
+    void converge(Mode mode, const std::string& watch_config) {
+        const std::uint64_t seed = storm_seed();
+        SCOPED_TRACE("storm seed " + std::to_string(seed) +
+                     " (rerun with WSINDEX_STORM_SEED=" + std::to_string(seed) + ")");
+
+        auto a = start_daemon("a", "rescan_interval = \"off\"\n" + watch_config +
+                                       "[[root]]\npath = \"" + root_ + "\"\ninterval = \"off\"\n");
+        ASSERT_FALSE(HasFailure());
+        ASSERT_NO_FATAL_FAILURE(scan(*a, root_));
+
+        StormOptions storm;
+        storm.root = root_;
+        storm.outside = outside_;
+        storm.dirs = storm_dirs(mode == Mode::kRescan || mode == Mode::kLive);
+        if (mode == Mode::kOneSubtreeRescan) {
+            storm.dirs = {"top1", "top1/sub0", "top1/sub1"};
+            storm.link_sources = {"top0/sub0", "top0/sub1"};
+            storm.names_only = true;
+        }
+        storm.seed = seed;
+        storm.processes = kStormProcesses;
+        storm.ops_per_process = kOpsPerProcess;
+        const StormResult result = run_mutation_storm(storm);
+        const std::string summary = result.summary(seed);
+        SCOPED_TRACE(summary);
+        RecordProperty("storm", summary);
+        std::cout << summary << "\n";
+        ASSERT_TRUE(result.error.empty()) << summary;
+        ASSERT_EQ(result.ops, std::uint64_t{kStormProcesses} * kOpsPerProcess);
+        // Many operations must take effect, or the storm tests little. Most fail by design (a
+        // path drawn from the pool that another process just removed or moved away); fewer
+        // succeed while a whole given directory is moved out of the root.
+        ASSERT_GT(result.ops - result.failed, result.ops / 8) << summary;
+
+        // The reference: a fresh daemon, a fresh database, one full scan of the tree as it is now.
+        auto b = start_daemon("b", std::string("rescan_interval = \"off\"\n") + kNoWatch);
+        ASSERT_FALSE(HasFailure());
+        ASSERT_NO_FATAL_FAILURE(scan(*b, root_));
+
+        if (mode != Mode::kLive) {
+            // The comparison sees the storm: before the rescan, A is stale in both views.
+            const std::string stale = difference(*a, *b);
+            EXPECT_NE(stale.find("files: "), std::string::npos) << stale;
+            EXPECT_NE(stale.find("dir_totals: "), std::string::npos) << stale;
+            if (std::getenv("WSINDEX_SHOW_STALE") != nullptr) std::cout << stale;
+            std::string files_root;
+            if (mode == Mode::kRescan) {
+                ASSERT_NO_FATAL_FAILURE(scan(*a, root_));
+            } else if (mode == Mode::kSubtreeRescans) {
+                for (const auto& sub : storm_subtrees()) {
+                    ASSERT_NO_FATAL_FAILURE(scan(*a, root_ + "/" + sub));
+                }
+            } else {
+                files_root = root_ + "/top1";
+                ASSERT_NO_FATAL_FAILURE(scan(*a, files_root));
+            }
+            const std::string diff = difference(*a, *b, files_root);
+            EXPECT_EQ(diff, "") << "after an incremental rescan, A (" << a->db()
+                                << ") differs from a fresh scan B (" << b->db() << ")\n"
+                                << diff;
+        } else {
+            // Poll until A agrees with B or the deadline passes; every poll is a full
+            // comparison, so the first agreement is the answer.
+            const auto deadline = std::chrono::steady_clock::now() + kLiveDeadline;
+            std::string diff = difference(*a, *b);
+            while (!diff.empty() && std::chrono::steady_clock::now() < deadline) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll period
+                diff = difference(*a, *b);
+            }
+            EXPECT_EQ(diff, "") << "the live index A did not converge within "
+                                << kLiveDeadline.count() << " s\n"
+                                << diff << "\ndaemon A log:\n"
+                                << a->log();
+        }
+        EXPECT_TRUE(a->running()) << a->log();
+    }
+
+    ScratchDir scratch_{"conv"};
+    std::string root_;
+    std::string outside_;
+};
+
+TEST_F(Convergence, IncrementalRescanAfterAStormEqualsAFreshScan) {
+    converge(Mode::kRescan, kNoWatch);
+}
+
+TEST_F(Convergence, SubtreeRescansAfterAStormEqualAFreshScan) {
+    converge(Mode::kSubtreeRescans, kNoWatch);
+}
+
+// Enabled when the fix for hard links across a subtree rescan's edge lands (issue 18): today
+// the root's dir_totals row counts an inode with names in top0 and top1 twice (files, size
+// and blocks above a fresh scan's).
+TEST_F(Convergence, DISABLED_ASubtreeRescanWithHardLinksAcrossItsEdgeEqualsAFreshScan) {
+    converge(Mode::kOneSubtreeRescan, kNoWatch);
+}
+
+// The live tests are enabled when the daemon's change monitor is wired in (issue 18): until
+// then wsindexd rejects the watch keys as unknown, and nothing would update A without a rescan.
+
+TEST_F(Convergence, DISABLED_LiveFanotifyConvergesWithoutARescan) {
+    converge(Mode::kLive,
+             "watch = true\nwatch_backend = \"fanotify\"\nwatch_settle_ms = 200\n"
+             "watch_max_delay_ms = 1000\n");
+}
+
+TEST_F(Convergence, DISABLED_LiveFanotifyConvergesAfterTheQueueOverflows) {
+    // The limit applies to groups created after the write: set before daemon A starts. 64
+    // events is far fewer than the storm makes, so the queue overflows and the daemon must
+    // recover (an incremental rescan of the root) on its own.
+    SysctlGuard limit("/proc/sys/fs/fanotify/max_queued_events");
+    if (!limit.set("64")) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "cannot write /proc/sys/fs/fanotify/max_queued_events";
+    }
+    converge(Mode::kLive, "watch = true\nwatch_backend = \"fanotify\"\n");
+}
+
+TEST_F(Convergence, DISABLED_LiveInotifyConvergesWithoutARescan) {
+    converge(Mode::kLive, "watch = true\nwatch_backend = \"inotify\"\n");
+}
+
+}  // namespace
+}  // namespace wsindex::cli::test

@@ -129,7 +129,10 @@ core::Status Daemon::start() {
     limits.max_message_bytes = server_options.limits.max_message_bytes;
     start_live();
     HandlerContext context{io_, *scans_, *queries_, *waiters_, options_.seams, limits};
-    if (live_) context.live_roots = [m = live_.get()] { return m->status(); };
+    if (live_) {
+        context.live_roots = [m = live_.get()] { return m->status(); };
+        context.live_unwatch = [m = live_.get()](const std::string& root) { m->unwatch(root); };
+    }
     handlers_.emplace(std::move(context));
     server_.emplace(io_, server_options);
     register_handlers(*server_, *handlers_);
@@ -379,13 +382,26 @@ void Daemon::on_root_event(const monitor::RootEvent& e) {
             break;
         }
         case monitor::RootEventKind::root_deleted:
-        case monitor::RootEventKind::root_moved:
-            spdlog::warn("live index: the root {} was {} ({}); its rows stay until `wsctl forget`",
-                         root,
-                         e.kind == monitor::RootEventKind::root_deleted ? "deleted" : "moved away",
-                         e.detail);
+        case monitor::RootEventKind::root_moved: {
             live_->unwatch(e.root);
+            // A root that is gone must not live on in the index: a root a client scanned is
+            // forgotten; a configured one stays (it may come back, e.g. a remount) until the
+            // configuration drops it.
+            const bool configured = scans_->is_configured_root(e.root);
+            const char* what =
+                e.kind == monitor::RootEventKind::root_deleted ? "deleted" : "moved away";
+            if (configured) {
+                spdlog::warn(
+                    "live index: the configured root {} was {} ({}); its rows stay until"
+                    " it comes back and is rescanned, or leaves the configuration",
+                    root, what, e.detail);
+            } else {
+                spdlog::warn("live index: the root {} was {} ({}); forgetting it", root, what,
+                             e.detail);
+                scans_->forget(e.root, ForgetOrigin::Vanished, {});
+            }
             break;
+        }
         case monitor::RootEventKind::needs_periodic:
             spdlog::warn(
                 "live index: {} is too large for the inotify watch budget ({}); changes"

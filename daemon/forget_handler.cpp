@@ -54,20 +54,23 @@ void forget(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
                                path_details(root)));
         return;
     }
-    ctx.scans.forget(root, ForgetOrigin::Client, [r](ipc::Result<ForgetOutcome> outcome) mutable {
-        if (!outcome) {
-            r.fail(outcome.error());
-            return;
-        }
-        ipc::ForgetReply reply;
-        reply.root = outcome->root;
-        reply.entries = outcome->report.entries;
-        reply.dirs = outcome->report.dirs;
-        reply.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, outcome->report.size));
-        reply.scans = outcome->report.scans;
-        reply.cancelled = outcome->cancelled;
-        r.reply(ipc::to_json(reply));
-    });
+    ctx.scans.forget(
+        root, ForgetOrigin::Client, [r, &ctx](ipc::Result<ForgetOutcome> outcome) mutable {
+            if (!outcome) {
+                r.fail(outcome.error());
+                return;
+            }
+            if (ctx.live_unwatch) ctx.live_unwatch(outcome->root);
+            ipc::ForgetReply reply;
+            reply.root = outcome->root;
+            reply.entries = outcome->report.entries;
+            reply.dirs = outcome->report.dirs;
+            reply.bytes =
+                static_cast<std::uint64_t>(std::max<std::int64_t>(0, outcome->report.size));
+            reply.scans = outcome->report.scans;
+            reply.cancelled = outcome->cancelled;
+            r.reply(ipc::to_json(reply));
+        });
 }
 
 }  // namespace

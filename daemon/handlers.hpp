@@ -40,6 +40,8 @@ struct HandlerContext {
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     // The live index's roots (any thread); empty when the live index is off.
     std::function<std::vector<LiveRootStatus>()> live_roots;
+    // Stops following a root that was forgotten (any thread); empty when the live index is off.
+    std::function<void(const std::string&)> live_unwatch;
 };
 
 // Registers every method on `server` (before server.start()).

@@ -93,7 +93,7 @@ class LiveMonitor {
 
     Options options_;
     core::PruneMatcher prune_;  // options_.prune, prepared
-    core::UniqueFd wake_;  // eventfd: commands or stop
+    core::UniqueFd wake_;       // eventfd: commands or stop
     std::thread thread_;
     std::atomic<bool> stopping_{false};
 

@@ -200,7 +200,15 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
             root.live_overflows = best->overflows;
             root.live_changes_per_second = best->changes_per_second;
         }
-        const LiveApplyStats applied = ctx.scans.live_stats();
+        // Counts over every root: for those who may control scans; others see the lag.
+        LiveApplyStats applied = ctx.scans.live_stats();
+        if (!may_control(ctx.seams, peer)) {
+            const std::uint64_t lag = applied.last_lag_ms;
+            const std::int64_t at = applied.last_applied_ns;
+            applied = {};
+            applied.last_lag_ms = lag;
+            applied.last_applied_ns = at;
+        }
         s.live = ipc::LiveInfo{
             applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
             applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs};
@@ -221,9 +229,12 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         bool keep = false;
         if (st) st = redactor.redact(&root, &keep);
         if (root.counts_hidden) {
-            // How often things change below says something about what this caller cannot see.
+            // How often things change below, how many directories inotify watches there and
+            // how often it overflowed say something about what this caller cannot see.
             root.live_changes = 0;
             root.live_changes_per_second = 0;
+            root.live_watches = 0;
+            root.live_overflows = 0;
         }
         if (keep) s.roots.push_back(std::move(root));
     }

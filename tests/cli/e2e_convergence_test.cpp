@@ -33,9 +33,8 @@ constexpr std::uint64_t kDefaultSeed = 18;
 // a shared machine; the test polls and passes as soon as the indexes agree.
 constexpr std::chrono::seconds kLiveDeadline{30};
 // The configuration line that turns the change monitor off, for the daemons that must change
-// the index only by scanning (the reference B, and A in the rescan test). Empty while wsindexd
-// has no monitor (it rejects the unknown key); "watch = false\n" once it has.
-constexpr const char* kNoWatch = "";
+// the index only by scanning (the reference B, and A in the rescan tests).
+constexpr const char* kNoWatch = "watch = false\n";
 
 std::uint64_t storm_seed() {
     const char* text = std::getenv("WSINDEX_STORM_SEED");
@@ -243,20 +242,19 @@ TEST_F(Convergence, SubtreeRescansAfterAStormEqualAFreshScan) {
 // Enabled when the fix for hard links across a subtree rescan's edge lands (issue 18): today
 // the root's dir_totals row counts an inode with names in top0 and top1 twice (files, size
 // and blocks above a fresh scan's).
-TEST_F(Convergence, DISABLED_ASubtreeRescanWithHardLinksAcrossItsEdgeEqualsAFreshScan) {
+TEST_F(Convergence, ASubtreeRescanWithHardLinksAcrossItsEdgeEqualsAFreshScan) {
     converge(Mode::kOneSubtreeRescan, kNoWatch);
 }
 
-// The live tests are enabled when the daemon's change monitor is wired in (issue 18): until
-// then wsindexd rejects the watch keys as unknown, and nothing would update A without a rescan.
+// The live index: no rescan after the storm; A must converge from the monitor's events alone.
 
-TEST_F(Convergence, DISABLED_LiveFanotifyConvergesWithoutARescan) {
+TEST_F(Convergence, LiveFanotifyConvergesWithoutARescan) {
     converge(Mode::kLive,
              "watch = true\nwatch_backend = \"fanotify\"\nwatch_settle_ms = 200\n"
              "watch_max_delay_ms = 1000\n");
 }
 
-TEST_F(Convergence, DISABLED_LiveFanotifyConvergesAfterTheQueueOverflows) {
+TEST_F(Convergence, LiveFanotifyConvergesAfterTheQueueOverflows) {
     // The limit applies to groups created after the write: set before daemon A starts. 64
     // events is far fewer than the storm makes, so the queue overflows and the daemon must
     // recover (an incremental rescan of the root) on its own.
@@ -267,7 +265,7 @@ TEST_F(Convergence, DISABLED_LiveFanotifyConvergesAfterTheQueueOverflows) {
     converge(Mode::kLive, "watch = true\nwatch_backend = \"fanotify\"\n");
 }
 
-TEST_F(Convergence, DISABLED_LiveInotifyConvergesWithoutARescan) {
+TEST_F(Convergence, LiveInotifyConvergesWithoutARescan) {
     converge(Mode::kLive, "watch = true\nwatch_backend = \"inotify\"\n");
 }
 

@@ -141,14 +141,18 @@ TEST_F(LiveIndex, ARestartedDaemonCatchesUpAndSaysSo) {
     EXPECT_NE(log().find("catching up on " + root_), std::string::npos) << log();
 }
 
-TEST_F(LiveIndex, ADeletedRootIsReportedAndNoLongerFollowed) {
+TEST_F(LiveIndex, ADeletedRootIsForgotten) {
     start_with("");
     ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == "fanotify"; }));
     std::filesystem::remove_all(root_);
     EXPECT_TRUE(eventually([&] { return log().find("was deleted") != std::string::npos; }))
         << log();
-    EXPECT_TRUE(eventually([&] { return !root_status().contains("live"); }))
-        << root_status().dump();
+    // Out of status, find and du: nothing of it lives on in the index.
+    EXPECT_TRUE(eventually([&] { return root_status().is_null(); })) << root_status().dump();
+    const auto all = ctl({"find", "-0"});
+    ASSERT_EQ(all.code, 0) << all.err;
+    EXPECT_EQ(all.out.find(root_), std::string::npos);
+    EXPECT_NE(ctl({"du", root_}).code, 0);
 }
 
 }  // namespace

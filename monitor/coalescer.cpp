@@ -11,6 +11,7 @@ Coalescer::Coalescer(Settings settings, NowFn now) : settings_(settings), now_(s
 void Coalescer::dir_changed(const DirChange& change) {
     const TimePoint t = now_();
     auto [it, inserted] = dirty_.try_emplace(change.identity(), Dirty{change, t, t});
+    if (inserted) queue_.emplace(due_at(it->second), it->first);
     if (!inserted) {
         it->second.last = t;
         // A later report may know more (a path where the first had only the key).
@@ -27,13 +28,18 @@ Coalescer::TimePoint Coalescer::due_at(const Dirty& d) const {
 std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
     const TimePoint t = now_();
     std::vector<Dirty> due;
-    for (auto it = dirty_.begin(); it != dirty_.end();) {
-        if (due_at(it->second) <= t) {
-            due.push_back(std::move(it->second));
-            it = dirty_.erase(it);
-        } else {
-            ++it;
+    while (!queue_.empty() && queue_.top().first <= t) {
+        std::string identity = queue_.top().second;
+        queue_.pop();
+        const auto it = dirty_.find(identity);
+        if (it == dirty_.end()) continue;
+        const TimePoint at = due_at(it->second);
+        if (at > t) {
+            queue_.emplace(at, std::move(identity));  // changed since it was queued: later
+            continue;
         }
+        due.push_back(std::move(it->second));
+        dirty_.erase(it);
     }
     std::sort(due.begin(), due.end(),
               [](const Dirty& a, const Dirty& b) { return a.first < b.first; });
@@ -47,12 +53,10 @@ std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
 std::vector<RootEvent> Coalescer::take_root_events() { return std::exchange(root_events_, {}); }
 
 std::optional<Coalescer::TimePoint> Coalescer::next_due() const {
-    std::optional<TimePoint> next;
-    for (const auto& [id, d] : dirty_) {
-        const TimePoint t = due_at(d);
-        if (!next || t < *next) next = t;
-    }
-    return next;
+    // The earliest queued time: never later than the true next due time (entries only move
+    // later), so a caller that sleeps until it wakes no later than needed.
+    if (queue_.empty()) return std::nullopt;
+    return queue_.top().first;
 }
 
 }  // namespace wsindex::monitor

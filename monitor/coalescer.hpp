@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,12 @@ class Coalescer final : public ChangeSink {
     Settings settings_;
     NowFn now_;
     std::unordered_map<std::string, Dirty> dirty_;
+    // (due time when queued, identity), earliest first. A directory's due time only moves
+    // later (a later change moves `last`, capped by first + max_delay), so each directory is
+    // queued once and, when its entry comes up early, queued again at its current due time:
+    // take_due and next_due cost O(log n) per directory instead of a pass over all of them.
+    using Queued = std::pair<TimePoint, std::string>;
+    std::priority_queue<Queued, std::vector<Queued>, std::greater<>> queue_;
     std::vector<RootEvent> root_events_;
 };
 

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 namespace wsindex::monitor {
 namespace {
 
@@ -71,6 +74,52 @@ TEST_F(CoalescerTest, RootEventsPassWithoutDelay) {
     EXPECT_EQ(events[0].kind, RootEventKind::overflow);
     EXPECT_EQ(events[0].root, "/r");
     EXPECT_TRUE(c_.take_root_events().empty());
+}
+
+// The due-time queue against a model that checks every directory at every step: the same
+// directories come due at the same moments, and next_due is never later than the first of them.
+TEST_F(CoalescerTest, QueuedDueTimesMatchAPassOverEveryDirectory) {
+    struct Model {
+        Coalescer::TimePoint first, last;
+    };
+    std::map<DirKey, Model> model;
+    std::uint64_t state = 42;
+    auto next = [&state] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return state >> 33;
+    };
+    std::size_t emitted = 0;
+    for (int step = 0; step < 5000; ++step) {
+        now_ += std::chrono::milliseconds(next() % 60);
+        for (int k = 0, n = static_cast<int>(next() % 4); k < n; ++k) {
+            const DirKey dir = next() % 50;
+            c_.dir_changed(key(dir));
+            auto [it, inserted] = model.try_emplace(dir, Model{now_, now_});
+            if (!inserted) it->second.last = now_;
+        }
+        std::optional<Coalescer::TimePoint> model_next;
+        std::set<DirKey> expected;
+        for (auto it = model.begin(); it != model.end();) {
+            const auto due = std::min(it->second.last + 200ms, it->second.first + 1000ms);
+            if (due <= now_) {
+                expected.insert(it->first);
+                it = model.erase(it);
+                continue;
+            }
+            if (!model_next || due < *model_next) model_next = due;
+            ++it;
+        }
+        std::set<DirKey> got;
+        for (const DirChange& d : c_.take_due()) got.insert(*d.key);
+        ASSERT_EQ(got, expected) << "step " << step;
+        emitted += got.size();
+        ASSERT_EQ(c_.dirty_count(), model.size());
+        if (model_next) {
+            ASSERT_TRUE(c_.next_due().has_value());
+            EXPECT_LE(*c_.next_due(), *model_next);
+        }
+    }
+    EXPECT_GT(emitted, 1000u);
 }
 
 }  // namespace

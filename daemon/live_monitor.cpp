@@ -188,6 +188,7 @@ void LiveMonitor::add_root(const std::string& root) {
     Root r;
     r.status.root = root;
     r.status.mode = mode;
+    if (mode == "inotify") r.status.watches = b.ino.watch_count();
     roots_.push_back(std::move(r));
 }
 

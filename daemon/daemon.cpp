@@ -85,9 +85,15 @@ core::Status Daemon::start() {
     so.before_walk = options_.before_walk;
     so.after_batch = options_.after_batch;
     so.on_change = [this](const ScanJob& job) { on_job_change(job); };
-    so.on_settled = [this] {
+    so.on_settled = [this, names = c.name_index] {
         // Null until the query pool exists (the service settles once while opening).
-        if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) pool->warm();
+        if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) {
+            // After live batches too (they settle when changes pause, at most every 2 s): the
+            // name index reloads if a batch moved the index generation (a no-op otherwise), so
+            // finds leave the SQL fallback again.
+            if (names) pool->refresh_names();
+            pool->warm();
+        }
     };
     so.on_index_replaced = [this] {
         // A damaged index was set aside and its rebuild's scans ended: readers move over.

@@ -183,6 +183,14 @@ def run_one(args, root, settle):
         return rows, rate, cpu / wall, livelib.median(finds), len(finds)
     finally:
         daemon.cleanup()
+        for d in dirs:  # the sampled files, so the tree is as it was
+            try:
+                with os.scandir(d) as it:
+                    for e in it:
+                        if e.name.startswith(("lat_", "churn_")):
+                            os.unlink(e.path)
+            except OSError:
+                pass
 
 
 def ms(x):

@@ -66,4 +66,37 @@ inline void bind_entry_metadata(Binder&& b, const core::WalkResult& r, int base 
 
 constexpr int kEntryColumns = 14;
 
+// The inverse of bind_entry_metadata: an entries row's type and metadata columns (type, size,
+// blocks, mtime_ns, ctime_ns, mode, uid, gid, dev, ino, nlink, error, in that order from
+// `type_column`) read back into a record without a path. A NULL ctime_ns reads as mtime_ns.
+inline core::WalkResult read_entry_metadata(const Statement& s, int type_column) {
+    const int c = type_column;
+    core::WalkResult r;
+    const std::string_view type = s.column_bytes(c);
+    r.type = type.empty() ? core::EntryType::Unknown : static_cast<core::EntryType>(type[0]);
+    r.has_stat = !s.column_is_null(c + 1);
+    if (r.has_stat) {
+        r.size = static_cast<std::uint64_t>(s.column_int64(c + 1));
+        r.blocks = static_cast<std::uint64_t>(s.column_int64(c + 2));
+        r.mtime_ns = s.column_int64(c + 3);
+        r.ctime_ns = s.column_is_null(c + 4) ? r.mtime_ns : s.column_int64(c + 4);
+        r.mode = static_cast<std::uint32_t>(s.column_int64(c + 5));
+        r.uid = static_cast<std::uint32_t>(s.column_int64(c + 6));
+        r.gid = static_cast<std::uint32_t>(s.column_int64(c + 7));
+        r.dev = static_cast<std::uint64_t>(s.column_int64(c + 8));
+        r.ino = static_cast<std::uint64_t>(s.column_int64(c + 9));
+        r.nlink = static_cast<std::uint64_t>(s.column_int64(c + 10));
+    }
+    r.error = s.column_is_null(c + 11) ? 0 : static_cast<int>(s.column_int64(c + 11));
+    return r;
+}
+
+// Whether two records would be stored as the same entries row (the path aside).
+inline bool same_entry_metadata(const core::WalkResult& a, const core::WalkResult& b) {
+    return a.type == b.type && a.has_stat == b.has_stat && a.size == b.size &&
+           a.blocks == b.blocks && a.mtime_ns == b.mtime_ns && a.ctime_ns == b.ctime_ns &&
+           a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && a.dev == b.dev &&
+           a.ino == b.ino && a.nlink == b.nlink && a.error == b.error;
+}
+
 }  // namespace wsindex::storage

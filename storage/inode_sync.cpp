@@ -38,32 +38,9 @@ constexpr const char* kEntryColumnsSql =
 // An entries row read with kEntryColumnsSql from column `c`, as the walk record it came from
 // (so that entry_hash gives the digest term the writer added).
 core::WalkResult stored_entry(const Statement& s, int c) {
-    core::WalkResult r;
+    core::WalkResult r = read_entry_metadata(s, c + 1);
     r.path = std::string(s.column_bytes(c));
-    const std::string_view type = s.column_bytes(c + 1);
-    r.type = type.empty() ? core::EntryType::Unknown : static_cast<core::EntryType>(type[0]);
-    r.has_stat = !s.column_is_null(c + 2);
-    if (r.has_stat) {
-        r.size = static_cast<std::uint64_t>(s.column_int64(c + 2));
-        r.blocks = static_cast<std::uint64_t>(s.column_int64(c + 3));
-        r.mtime_ns = s.column_int64(c + 4);
-        r.ctime_ns = s.column_is_null(c + 5) ? r.mtime_ns : s.column_int64(c + 5);
-        r.mode = static_cast<std::uint32_t>(s.column_int64(c + 6));
-        r.uid = static_cast<std::uint32_t>(s.column_int64(c + 7));
-        r.gid = static_cast<std::uint32_t>(s.column_int64(c + 8));
-        r.dev = static_cast<std::uint64_t>(s.column_int64(c + 9));
-        r.ino = static_cast<std::uint64_t>(s.column_int64(c + 10));
-        r.nlink = static_cast<std::uint64_t>(s.column_int64(c + 11));
-    }
-    r.error = s.column_is_null(c + 12) ? 0 : static_cast<int>(s.column_int64(c + 12));
     return r;
-}
-
-bool same_metadata(const core::WalkResult& a, const core::WalkResult& b) {
-    return a.type == b.type && a.has_stat == b.has_stat && a.size == b.size &&
-           a.blocks == b.blocks && a.mtime_ns == b.mtime_ns && a.ctime_ns == b.ctime_ns &&
-           a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && a.dev == b.dev &&
-           a.ino == b.ino && a.nlink == b.nlink && a.error == b.error;
 }
 
 // What an indexed name adds to its directory's additive part.
@@ -296,7 +273,7 @@ class InodeSync {
                 report_->stale_dirs.push_back(name.dir);
                 continue;
             }
-            if (same_metadata(now, name.stored)) continue;
+            if (same_entry_metadata(now, name.stored)) continue;
             DirChange& c = changes[name.dir];
             c.single -= single_part(name.stored);
             c.single += single_part(now);

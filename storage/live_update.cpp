@@ -37,41 +37,9 @@ struct IndexedDir {
     std::int64_t depth = 0;
 };
 
-// An entries row as stored, read back into the walk's record shape for comparison.
-core::WalkResult read_entry(const Statement& s, int first_column) {
-    core::WalkResult r;
-    const std::string_view type = s.column_bytes(first_column);
-    r.type = type.empty() ? core::EntryType::Unknown : static_cast<core::EntryType>(type[0]);
-    r.has_stat = !s.column_is_null(first_column + 1);
-    if (r.has_stat) {
-        r.size = static_cast<std::uint64_t>(s.column_int64(first_column + 1));
-        r.blocks = static_cast<std::uint64_t>(s.column_int64(first_column + 2));
-        r.mtime_ns = s.column_int64(first_column + 3);
-        r.ctime_ns = s.column_int64(first_column + 4);
-        r.mode = static_cast<std::uint32_t>(s.column_int64(first_column + 5));
-        r.uid = static_cast<std::uint32_t>(s.column_int64(first_column + 6));
-        r.gid = static_cast<std::uint32_t>(s.column_int64(first_column + 7));
-        r.dev = static_cast<std::uint64_t>(s.column_int64(first_column + 8));
-        r.ino = static_cast<std::uint64_t>(s.column_int64(first_column + 9));
-        r.nlink = static_cast<std::uint64_t>(s.column_int64(first_column + 10));
-    }
-    r.error = s.column_is_null(first_column + 11)
-                  ? 0
-                  : static_cast<int>(s.column_int64(first_column + 11));
-    return r;
-}
-
 constexpr const char* kEntryColumnsSql =
     "type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns), mode, uid, gid, dev, ino,"
     " nlink, error";
-
-bool same_row(const core::WalkResult& a, const core::WalkResult& b) {
-    if (a.type != b.type || a.has_stat != b.has_stat || a.error != b.error) return false;
-    if (!a.has_stat) return true;
-    return a.size == b.size && a.blocks == b.blocks && a.mtime_ns == b.mtime_ns &&
-           a.ctime_ns == b.ctime_ns && a.mode == b.mode && a.uid == b.uid && a.gid == b.gid &&
-           a.dev == b.dev && a.ino == b.ino && a.nlink == b.nlink;
-}
 
 // The same directory under the same name: its indexed subtree stays.
 bool same_directory(const core::WalkResult& old, const core::WalkResult& fresh) {
@@ -242,7 +210,7 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
     read_entry_.bind_int64(1, plan->indexed.parent).bind_blob(2, plan->name_in_parent);
     bool row = false;
     if (auto s = read_entry_.step(&row); !s) return s;
-    if (row) plan->old_self = read_entry(read_entry_, 0);
+    if (row) plan->old_self = read_entry_metadata(read_entry_, 0);
     read_entry_.reset();
     if (plan->old_self && !same_directory(*plan->old_self, dir.self)) {
         // Another directory now has this path: its parent's re-listing replaces the subtree.
@@ -261,7 +229,7 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
     for (;;) {
         if (auto s = read_entries_.step(&row); !s) return s;
         if (!row) break;
-        core::WalkResult old = read_entry(read_entries_, 1);
+        core::WalkResult old = read_entry_metadata(read_entries_, 1);
         old.path = child_path(path, read_entries_.column_bytes(0));
         old.name_offset =
             static_cast<std::uint32_t>(old.path.size() - read_entries_.column_bytes(0).size());
@@ -270,7 +238,7 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
         if (now != nullptr && (!old.is_dir() || same_directory(old, *now)) &&
             old.is_dir() == now->is_dir()) {
             seen.emplace(now->name(), true);
-            if (same_row(old, *now)) continue;
+            if (same_entry_metadata(old, *now)) continue;
             plan->changed.emplace_back(now, std::move(old));
             plan->changed_dir_ids.push_back(0);
             continue;
@@ -555,7 +523,7 @@ core::Status Applier::write_plan(Plan& plan) {
         }
     }
     // The directory's own entry (its mtime moves with every name added or removed) and error.
-    if (plan.old_self && !same_row(*plan.old_self, dir.self)) {
+    if (plan.old_self && !same_entry_metadata(*plan.old_self, dir.self)) {
         if (auto s = update_entry(plan.indexed.parent, plan.name_in_parent, dir.self); !s) return s;
         Totals d = own_size(dir.self);
         d -= own_size(*plan.old_self);
@@ -654,7 +622,7 @@ core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
         if (auto s = entry.step(&row); !s) return s;
         bool known = false;
         if (row) {
-            const core::WalkResult old = read_entry(entry, 0);
+            const core::WalkResult old = read_entry_metadata(entry, 0);
             known = same_directory(old, e);
         }
         entry.reset();

@@ -99,4 +99,13 @@ inline bool same_entry_metadata(const core::WalkResult& a, const core::WalkResul
            a.ino == b.ino && a.nlink == b.nlink && a.error == b.error;
 }
 
+// Binds a `links` row (dir, dev, ino, size, blocks) for a multi-link name in `dir`.
+inline Statement& bind_link_row(Statement& s, std::int64_t dir, const core::WalkResult& r) {
+    return s.bind_int64(1, dir)
+        .bind_int64(2, static_cast<std::int64_t>(r.dev))
+        .bind_int64(3, static_cast<std::int64_t>(r.ino))
+        .bind_int64(4, static_cast<std::int64_t>(r.size))
+        .bind_int64(5, static_cast<std::int64_t>(r.blocks));
+}
+
 }  // namespace wsindex::storage

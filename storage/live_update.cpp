@@ -407,11 +407,7 @@ core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) 
         if (auto s = record_error(plan.indexed.scan_id, r); !s) return s;
         note_inode(r, false);
         if (!r.is_dir() && r.has_stat && r.nlink > 1) {
-            insert_link_.bind_int64(1, parent)
-                .bind_int64(2, static_cast<std::int64_t>(r.dev))
-                .bind_int64(3, static_cast<std::int64_t>(r.ino))
-                .bind_int64(4, static_cast<std::int64_t>(r.size))
-                .bind_int64(5, static_cast<std::int64_t>(r.blocks));
+            bind_link_row(insert_link_, parent, r);
             if (auto s = insert_link_.run(); !s) return s;
         }
         if (!r.is_dir() || r.dir_id == 0) continue;
@@ -514,11 +510,7 @@ core::Status Applier::write_plan(Plan& plan) {
         if (auto s = clear.run(); !s) return s;
         for (const core::WalkResult& e : dir.entries) {
             if (e.is_dir() || !e.has_stat || e.nlink <= 1) continue;
-            insert_link_.bind_int64(1, id)
-                .bind_int64(2, static_cast<std::int64_t>(e.dev))
-                .bind_int64(3, static_cast<std::int64_t>(e.ino))
-                .bind_int64(4, static_cast<std::int64_t>(e.size))
-                .bind_int64(5, static_cast<std::int64_t>(e.blocks));
+            bind_link_row(insert_link_, id, e);
             if (auto s = insert_link_.run(); !s) return s;
         }
     }

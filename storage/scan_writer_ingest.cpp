@@ -214,11 +214,7 @@ core::Status ScanWriter::insert_row(core::WalkResult& r) {
     if (!r.is_dir() && r.has_stat && r.nlink > 1) {
         linked_written_.push_back({r.dev, r.ino, r.size, r.blocks, r.nlink, r.mtime_ns, r.ctime_ns,
                                    r.mode, r.uid, r.gid, r.type});
-        insert_link_.bind_int64(1, parent)
-            .bind_int64(2, static_cast<std::int64_t>(r.dev))
-            .bind_int64(3, static_cast<std::int64_t>(r.ino))
-            .bind_int64(4, static_cast<std::int64_t>(r.size))
-            .bind_int64(5, static_cast<std::int64_t>(r.blocks));
+        bind_link_row(insert_link_, parent, r);
         if (auto s = insert_link_.run(); !s) return s;
     }
     return {};

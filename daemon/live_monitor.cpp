@@ -41,7 +41,7 @@ std::string shown(const std::string& path) { return ipc::display_bytes(path); }
 
 struct LiveMonitor::Backends {
     explicit Backends(const Options& o)
-        : coalescer({o.settle, o.max_delay}), fan(coalescer), ino(coalescer, {}) {}
+        : coalescer({o.settle, o.max_delay, o.settle / 4}), fan(coalescer), ino(coalescer, {}) {}
     monitor::Coalescer coalescer;
     monitor::FanotifyMonitor fan;
     monitor::InotifyMonitor ino;

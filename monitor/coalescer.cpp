@@ -25,21 +25,28 @@ Coalescer::TimePoint Coalescer::due_at(const Dirty& d) const {
     return std::min(d.last + settings_.settle, d.first + settings_.max_delay);
 }
 
-std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
-    const TimePoint t = now_();
-    std::vector<Dirty> due;
-    while (!queue_.empty() && queue_.top().first <= t) {
+void Coalescer::take_until(TimePoint limit, std::vector<Dirty>* due) {
+    while (!queue_.empty() && queue_.top().first <= limit) {
         std::string identity = queue_.top().second;
         queue_.pop();
         const auto it = dirty_.find(identity);
         if (it == dirty_.end()) continue;
         const TimePoint at = due_at(it->second);
-        if (at > t) {
+        if (at > limit) {
             queue_.emplace(at, std::move(identity));  // changed since it was queued: later
             continue;
         }
-        due.push_back(std::move(it->second));
+        due->push_back(std::move(it->second));
         dirty_.erase(it);
+    }
+}
+
+std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
+    const TimePoint t = now_();
+    std::vector<Dirty> due;
+    take_until(t, &due);
+    if (!due.empty() && settings_.group_within.count() > 0) {
+        take_until(t + settings_.group_within, &due);
     }
     std::sort(due.begin(), due.end(),
               [](const Dirty& a, const Dirty& b) { return a.first < b.first; });

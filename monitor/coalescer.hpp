@@ -27,6 +27,11 @@ class Coalescer final : public ChangeSink {
     struct Settings {
         std::chrono::milliseconds settle{200};
         std::chrono::milliseconds max_delay{1000};
+        // When something is due, directories due within this much later leave with it: one
+        // batch instead of a stream of tiny ones when changes are spread over many
+        // directories (each batch re-lists and commits on its own). They settle a little less,
+        // never more; a later change makes a directory dirty again.
+        std::chrono::milliseconds group_within{0};
     };
 
     explicit Coalescer(
@@ -51,6 +56,8 @@ class Coalescer final : public ChangeSink {
         TimePoint last;
     };
     [[nodiscard]] TimePoint due_at(const Dirty& d) const;
+    // Moves every directory due at or before `limit` from the queue into `due`.
+    void take_until(TimePoint limit, std::vector<Dirty>* due);
 
     Settings settings_;
     NowFn now_;

@@ -78,7 +78,8 @@ TEST_F(CoalescerTest, RootEventsPassWithoutDelay) {
 
 // The due-time queue against a model that checks every directory at every step: the same
 // directories come due at the same moments, and next_due is never later than the first of them.
-TEST_F(CoalescerTest, QueuedDueTimesMatchAPassOverEveryDirectory) {
+void check_against_model(Coalescer& c, Coalescer::TimePoint& now,
+                         std::chrono::milliseconds group_within) {
     struct Model {
         Coalescer::TimePoint first, last;
     };
@@ -90,18 +91,25 @@ TEST_F(CoalescerTest, QueuedDueTimesMatchAPassOverEveryDirectory) {
     };
     std::size_t emitted = 0;
     for (int step = 0; step < 5000; ++step) {
-        now_ += std::chrono::milliseconds(next() % 60);
+        now += std::chrono::milliseconds(next() % 60);
         for (int k = 0, n = static_cast<int>(next() % 4); k < n; ++k) {
             const DirKey dir = next() % 50;
-            c_.dir_changed(key(dir));
-            auto [it, inserted] = model.try_emplace(dir, Model{now_, now_});
-            if (!inserted) it->second.last = now_;
+            c.dir_changed(DirChange{dir, ""});
+            auto [it, inserted] = model.try_emplace(dir, Model{now, now});
+            if (!inserted) it->second.last = now;
         }
         std::optional<Coalescer::TimePoint> model_next;
         std::set<DirKey> expected;
+        const auto due_of = [](const Model& m) {
+            return std::min(m.last + 200ms, m.first + 1000ms);
+        };
+        // Something due now takes along everything due within group_within.
+        bool any_due = false;
+        for (const auto& [dir, m] : model) any_due = any_due || due_of(m) <= now;
+        const auto limit = any_due ? now + group_within : now;
         for (auto it = model.begin(); it != model.end();) {
-            const auto due = std::min(it->second.last + 200ms, it->second.first + 1000ms);
-            if (due <= now_) {
+            const auto due = due_of(it->second);
+            if (due <= limit) {
                 expected.insert(it->first);
                 it = model.erase(it);
                 continue;
@@ -110,16 +118,41 @@ TEST_F(CoalescerTest, QueuedDueTimesMatchAPassOverEveryDirectory) {
             ++it;
         }
         std::set<DirKey> got;
-        for (const DirChange& d : c_.take_due()) got.insert(*d.key);
+        for (const DirChange& d : c.take_due()) got.insert(*d.key);
         ASSERT_EQ(got, expected) << "step " << step;
         emitted += got.size();
-        ASSERT_EQ(c_.dirty_count(), model.size());
+        ASSERT_EQ(c.dirty_count(), model.size());
         if (model_next) {
-            ASSERT_TRUE(c_.next_due().has_value());
-            EXPECT_LE(*c_.next_due(), *model_next);
+            ASSERT_TRUE(c.next_due().has_value());
+            EXPECT_LE(*c.next_due(), *model_next);
         }
     }
     EXPECT_GT(emitted, 1000u);
+}
+
+TEST_F(CoalescerTest, QueuedDueTimesMatchAPassOverEveryDirectory) {
+    check_against_model(c_, now_, 0ms);
+}
+
+TEST(CoalescerGroupTest, DirectoriesDueSoonAfterLeaveWithTheFirstDue) {
+    Coalescer::TimePoint now{};
+    Coalescer c{{.settle = 200ms, .max_delay = 1000ms, .group_within = 50ms},
+                [&now] { return now; }};
+    check_against_model(c, now, 50ms);
+}
+
+TEST(CoalescerGroupTest, NothingLeavesEarlyWhenNothingIsDue) {
+    Coalescer::TimePoint now{};
+    Coalescer c{{.settle = 200ms, .max_delay = 1000ms, .group_within = 50ms},
+                [&now] { return now; }};
+    c.dir_changed(DirChange{1, ""});
+    now += 30ms;
+    c.dir_changed(DirChange{2, ""});
+    now += 160ms;  // 1 is due in 10 ms, 2 in 40 ms: nothing yet
+    EXPECT_TRUE(c.take_due().empty());
+    now += 10ms;  // 1 is due; 2 (due 30 ms later) goes with it
+    EXPECT_EQ(c.take_due().size(), 2u);
+    EXPECT_EQ(c.dirty_count(), 0u);
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -122,6 +123,16 @@ class Walker {
     // `consume` on this thread. Returns ok, the first fatal error, the consumer's failure, an
     // error for a root that cannot be lstat'ed (before any work), or operation_canceled.
     Status run(std::string_view root, const Consumer& consume);
+
+    // As run(), for several roots in one run of the pool: the live index re-lists many
+    // directories one level each (max_depth = 1), and one hand-off to the workers per batch
+    // instead of one per directory keeps the threads from waking and parking per directory.
+    // Root i that is a directory gets dir_id i + 1 (its records carry it as parent_id); results
+    // of different roots interleave. A root that cannot be lstat'ed is left out, with its error
+    // in (*root_status)[i] (resized to roots.size(); ok for the others). Returns ok, the first
+    // fatal error, the consumer's failure, or operation_canceled.
+    Status run_many(std::span<const std::string> roots, const Consumer& consume,
+                    std::vector<Status>* root_status);
 
     // Any thread. Stops the current run (or the next one, if none runs) as soon as possible.
     void cancel();

@@ -195,11 +195,15 @@ core::Status migrate_schema(Database& db) {
 // at depth 1 that is ~20 rows instead of 47,626. An integer key: inserting the 47k dirs rows
 // of a 1M-entry scan into it costs a third of what the earlier dirs(depth, prefix) index did
 // (whose keys repeat the paths), and the swap that inserts them is serial (docs/schema.md).
+// errors(path): a live update removes the error of an entry or of a removed subtree (a path
+// range) by path; without it each such delete reads every errors row. Errors are few per
+// scan, so the index costs the scan nearly nothing.
 core::Status ensure_query_indexes(Database& db) {
     return db.exec(
         "DROP INDEX IF EXISTS dirs_depth_prefix;"
         " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);"
-        " CREATE INDEX IF NOT EXISTS links_inode ON links(dev, ino)");
+        " CREATE INDEX IF NOT EXISTS links_inode ON links(dev, ino);"
+        " CREATE INDEX IF NOT EXISTS errors_path ON errors(path)");
 }
 
 core::Status check_schema_version(Database& db) {

@@ -211,7 +211,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         }
         s.live = ipc::LiveInfo{
             applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
-            applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs};
+            applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs, applied.busy_ms};
     }
     if (!st) {
         r.fail(storage_failure(ctx, "status: reading the index", st));

@@ -327,7 +327,11 @@ void ScanService::main() {
         if (stopping_) break;
         if (!live_dirs_.empty()) {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
-            std::vector<std::string> dirs(live_dirs_.begin(), live_dirs_.end());
+            std::vector<ChangedDir> dirs;
+            dirs.reserve(live_dirs_.size());
+            for (auto& [path, names] : live_dirs_) {
+                dirs.push_back(ChangedDir{path, {names.begin(), names.end()}});
+            }
             live_dirs_.clear();
             const Clock::time_point oldest = live_oldest_;
             live_stats_.pending_dirs = 0;

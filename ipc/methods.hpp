@@ -124,6 +124,7 @@ struct LiveInfo {
     std::int64_t last_applied_ns = 0;  // wall clock; 0: nothing applied yet
     std::uint64_t lag_ms = 0;          // of the last applied batch: first change to visible
     std::uint64_t pending_dirs = 0;
+    std::uint64_t busy_ms = 0;  // scan-thread time spent on live batches
 };
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {

@@ -56,6 +56,7 @@ void read(FieldReader& r, LiveInfo& out) {
     out.last_applied_ns = r.int64("last_applied_ns", 0);
     out.lag_ms = r.uint64("lag_ms", 0);
     out.pending_dirs = r.uint64("pending_dirs", 0);
+    out.busy_ms = r.uint64("busy_ms", 0);
 }
 
 json to_json(const PoolWorkerStatus& v) {
@@ -90,7 +91,8 @@ json to_json(const LiveInfo& v) {
                 {"failures", v.failures},
                 {"last_applied_ns", v.last_applied_ns},
                 {"lag_ms", v.lag_ms},
-                {"pending_dirs", v.pending_dirs}};
+                {"pending_dirs", v.pending_dirs},
+                {"busy_ms", v.busy_ms}};
 }
 
 json to_json(const IndexRebuildInfo& v) {

@@ -217,7 +217,9 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
         }
         ++stats_.unresolvable;
         report_fs(fsid, RootEventKind::unresolvable,
-                  std::string("open_by_handle_at: ") + std::strerror(errno));
+                  std::string("open_by_handle_at (file): ") + std::strerror(errno) + " type " +
+                      std::to_string(fh->handle_type) + " bytes " +
+                      std::to_string(fh->handle_bytes));
         return;
     }
     const core::UniqueFd owned(fd);

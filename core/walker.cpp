@@ -72,6 +72,10 @@ void fill_stat(WalkResult& r, const FileStat& st) {
 
 }  // namespace
 
+unsigned default_walk_workers() {
+    return std::max(kMinDefaultWalkWorkers, std::thread::hardware_concurrency());
+}
+
 struct Walker::Impl {
     explicit Impl(WalkOptions o)
         : options(std::move(o)),
@@ -85,11 +89,13 @@ struct Walker::Impl {
         PoolOptions p;
         p.workers = workers;
         p.result_batch = o.result_batch;
-        p.queued_batches = o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * workers;
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        p.queued_batches =
+            o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * std::min(workers, cpus);
         return p;
     }
     static unsigned resolved_workers(unsigned requested) {
-        return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+        return requested != 0 ? requested : default_walk_workers();
     }
 
     Status run(std::string_view root, const Consumer& consume);

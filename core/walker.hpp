@@ -69,7 +69,9 @@ class CancelToken {
 // Walker threads when WalkOptions::workers is 0: one per CPU, and never fewer than
 // kMinDefaultWalkWorkers. On a cold cache a worker spends most of the walk blocked in openat,
 // getdents64 or statx, one request each; more workers than CPUs keep that many requests in
-// flight for the disk, and on a warm cache the extra ones cost little (docs/performance.md).
+// flight for the disk. The workers beyond one per CPU run at nice 19: on a warm cache, where
+// every worker has CPU work, they yield the CPUs to the others and to the consumer
+// (docs/performance.md).
 inline constexpr unsigned kMinDefaultWalkWorkers = 16;
 unsigned default_walk_workers();
 

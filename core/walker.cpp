@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -46,7 +47,20 @@ struct alignas(64) Scratch {
     DirBuffer buffer;                      // reused for every directory that is not split
     std::vector<std::string> spare_paths;  // buffers from the PathRecycler
     OwnerCounter dirs_read, entries, chunks, reopens, max_open_fds;  // read after the run
+    bool priority_checked = false;  // this worker looked at its priority (its own thread only)
 };
+
+// Workers beyond one per CPU are there to keep requests in flight while the others wait on a
+// cold disk. At the lowest priority they take a CPU only when it would otherwise idle (the
+// others blocked), so on a warm cache they do not take CPU time from the walk's consumer.
+void yield_priority_if_extra(unsigned worker_index, Scratch& me) {
+    if (me.priority_checked) return;
+    me.priority_checked = true;
+    if (worker_index < std::max(1u, std::thread::hardware_concurrency())) return;
+    const auto tid = static_cast<id_t>(::gettid());
+    // Raising one's nice value needs no privilege; a failure leaves the thread as it was.
+    (void)::setpriority(PRIO_PROCESS, tid, 19);
+}
 
 // How often a long stat loop looks at the stop flags (entries).
 constexpr std::size_t kStopCheckEvery = 256;
@@ -72,6 +86,10 @@ void fill_stat(WalkResult& r, const FileStat& st) {
 
 }  // namespace
 
+unsigned default_walk_workers() {
+    return std::max(kMinDefaultWalkWorkers, std::thread::hardware_concurrency());
+}
+
 struct Walker::Impl {
     explicit Impl(WalkOptions o)
         : options(std::move(o)),
@@ -85,11 +103,13 @@ struct Walker::Impl {
         PoolOptions p;
         p.workers = workers;
         p.result_batch = o.result_batch;
-        p.queued_batches = o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * workers;
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        p.queued_batches =
+            o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * std::min(workers, cpus);
         return p;
     }
     static unsigned resolved_workers(unsigned requested) {
-        return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+        return requested != 0 ? requested : default_walk_workers();
     }
 
     Status run(std::string_view root, const Consumer& consume);
@@ -239,6 +259,7 @@ Status Walker::Impl::run_many(std::span<const std::string> roots, const Consumer
 
 Status Walker::Impl::run_task(WalkItem& item, Pool::Context& ctx) {
     if (cancelled()) return canceled_status();
+    yield_priority_if_extra(ctx.worker_index(), scratch[ctx.worker_index()]);
     if (item.listing == nullptr) return walk_dir(item, ctx);
     scratch[ctx.worker_index()].chunks.add();
     const Listing& l = *item.listing;

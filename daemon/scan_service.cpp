@@ -417,7 +417,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     }
     job->set_scan_id(writer_->scan_id());
     spdlog::info("scan {} started: {} ({} workers{})", writer_->scan_id(), root,
-                 walk.workers == 0 ? std::thread::hardware_concurrency() : walk.workers,
+                 walk.workers == 0 ? core::default_walk_workers() : walk.workers,
                  walk.one_file_system ? ", one file system" : "");
     if (options_.before_walk) options_.before_walk(*job);
 

@@ -55,7 +55,7 @@ struct ScheduledRoot {
 
 // What a configuration reload may change.
 struct ScanSettings {
-    unsigned workers = 0;  // 0: one per CPU
+    unsigned workers = 0;  // 0: core::default_walk_workers()
     core::PruneRules prune;
     bool one_file_system = false;  // for roots requested by clients
     std::vector<ScheduledRoot> roots;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <system_error>
+#include <thread>
 
 #include "core/clock.hpp"
 #include "core/named_stat.hpp"
@@ -80,7 +81,11 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
     std::vector<std::pair<std::string, bool>> roots;  // configured roots: one_file_system
     {
         std::lock_guard lock(mutex_);
-        walk.workers = options_.settings.workers;
+        // A batch lists what just changed (warm in the page cache): one thread per CPU at
+        // most. Extra walkers beyond the CPUs help a scan on a cold disk, not this.
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        walk.workers =
+            options_.settings.workers == 0 ? cpus : std::min(options_.settings.workers, cpus);
         walk.prune = options_.settings.prune;
         one_file_system = options_.settings.one_file_system;
         for (const Due& d : due_) roots.emplace_back(d.canonical, d.root.one_file_system);

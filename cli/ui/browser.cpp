@@ -80,6 +80,8 @@ class Browser {
     BrowserState state_;
     std::string change_token_;
     Clock::time_point last_poll_{};
+    // When the last prompt was answered (Enter): a search is timed from there, not from `/`.
+    std::optional<Clock::time_point> answered_;
     bool quit_ = false;
 };
 
@@ -276,6 +278,7 @@ std::optional<std::string> Browser::prompt(const std::string& label) {
         if (n != static_cast<std::size_t>(-1)) text.append(buf, n);
     }
     curs_set(0);
+    answered_ = Clock::now();
     return text;
 }
 
@@ -440,12 +443,17 @@ int Browser::loop(DrawTimer& timer, Clock::time_point started) {
             continue;
         }
         state_.message.clear();
+        answered_.reset();
         act(action_for(key, state_.screen));
         if (quit_) break;
         draw(state_);
-        char what[32];
-        std::snprintf(what, sizeof what, "key:%s", keyname(key) ? keyname(key) : "?");
-        timer.log(what, pressed);
+        if (answered_) {
+            timer.log("search", *answered_);
+        } else {
+            char what[32];
+            std::snprintf(what, sizeof what, "key:%s", keyname(key) ? keyname(key) : "?");
+            timer.log(what, pressed);
+        }
     }
     return kExitOk;
 }

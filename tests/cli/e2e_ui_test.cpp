@@ -89,6 +89,20 @@ class Tmux {
 
     std::string screen() { return tmux({"capture-pane", "-p", "-t", "ui"}).out; }
 
+    // The list row drawn in reverse video (the cursor), its escape sequences removed; "" if none.
+    std::string cursor_row() {
+        const std::string styled = tmux({"capture-pane", "-p", "-e", "-t", "ui"}).out;
+        std::vector<std::string> lines = lines_of(styled);
+        // The header (first line) and the status line (last non-empty) are reverse video too.
+        for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+            if (lines[i].find("\x1b[7m") == std::string::npos) continue;
+            static const std::regex escape("\x1b\\[[0-9;]*m");
+            const std::string plain = std::regex_replace(lines[i], escape, "");
+            if (!rows_of(plain).empty()) return plain;
+        }
+        return {};
+    }
+
     // The screen once `ready` holds for it (polled until the deadline); the last screen
     // otherwise, with a test failure naming `what`.
     std::string wait_for(const std::string& what,
@@ -249,6 +263,11 @@ TEST_F(UiEndToEnd, RescanShowsAChangeAndOddNamesStayOnTheirRows) {
     Tmux t(scratch_.path());
     ASSERT_NO_FATAL_FAILURE(t.start(ui_command(tree_)));
     wait_rows(t, tree_, 4);
+    // The cursor on charlie (third by size); it stays there when the rows move.
+    ASSERT_NO_FATAL_FAILURE(t.keys({"j", "j"}));
+    t.wait_for("the cursor on charlie", [&](const std::string&) {
+        return t.cursor_row().find("charlie/") != std::string::npos;
+    });
     // New entries, some with names that would break a row if printed raw; wide characters
     // must not shift the columns.
     write_file(tree_ + "/new\nline", 7);
@@ -274,6 +293,7 @@ TEST_F(UiEndToEnd, RescanShowsAChangeAndOddNamesStayOnTheirRows) {
         bracket.insert(line.find(" ["));
     }
     EXPECT_EQ(bracket.size(), 1u) << screen;
+    EXPECT_NE(t.cursor_row().find("charlie/"), std::string::npos) << t.cursor_row();
     t.wait_for_text("Total: " + std::to_string(du_sb(tree_, scratch_.path())) + " ");
     ASSERT_NO_FATAL_FAILURE(t.keys({"q"}));
     t.wait_for_text("wsctl-exit=0");

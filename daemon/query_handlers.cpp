@@ -242,6 +242,31 @@ core::Status add_children(storage::Queries& queries, const std::string& path,
     return {};
 }
 
+// The reply in one message, or, when the caller asked for "more", in batches well under the
+// message cap (a directory of many thousands of entries does not fit in one).
+void send_du(ipc::Responder& r, ipc::DuReply&& reply) {
+    constexpr std::size_t kBatchBytes = 256 * 1024;
+    // Per entry: the numbers and field names, plus the path (at most twice as long encoded).
+    constexpr std::size_t kEntryOverhead = 320;
+    if (r.streaming()) {
+        ipc::DuReply batch;
+        std::size_t bytes = 0;
+        for (ipc::DuEntry& e : reply.entries) {
+            const std::size_t size = kEntryOverhead + 2 * e.path.size();
+            if (!batch.entries.empty() && bytes + size > kBatchBytes) {
+                if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) return;
+                batch.entries.clear();
+                bytes = 0;
+            }
+            bytes += size;
+            batch.entries.push_back(std::move(e));
+        }
+        r.reply(ipc::to_json(batch));
+        return;
+    }
+    r.reply(ipc::to_json(reply));
+}
+
 void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         const ipc::DuParams& p, ipc::Responder r) {
     const CallerView view = make_caller_view(ctx.seams, peer);
@@ -324,7 +349,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             }
         }
     }
-    r.reply(ipc::to_json(reply));
+    send_du(r, std::move(reply));
 }
 
 void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,

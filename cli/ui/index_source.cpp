@@ -20,6 +20,17 @@ ipc::Result<nlohmann::json> IndexSource::call(std::string_view method,
     return ipc::Result<nlohmann::json>(ipc::make_error(ipc::ErrorKind::Disconnected, "lost"));
 }
 
+std::optional<ipc::Error> IndexSource::call_more(std::string_view method,
+                                                 const nlohmann::json& params,
+                                                 const ipc::Client::ReplyCallback& on_reply) {
+    if (!client_ || !client_->connected()) {
+        auto client = connect(ctx_);
+        if (!client) return client.error();
+        client_.emplace(std::move(client.value()));
+    }
+    return client_->call_more(method, params, on_reply);
+}
+
 namespace {
 
 template <class T>
@@ -35,7 +46,22 @@ ipc::Result<ipc::DuReply> IndexSource::list(const std::string& path) {
     params.path = path;
     params.depth = 1;
     params.children = true;
-    return decode<ipc::DuReply>(call(ipc::method::kDu, ipc::to_json(params)));
+    // Streamed ("more"): a directory of many thousands of entries exceeds one message.
+    ipc::DuReply all;
+    std::optional<ipc::Error> decode_error;
+    auto error = call_more(ipc::method::kDu, ipc::to_json(params),
+                           [&](const nlohmann::json& parameters, bool) {
+                               auto part = ipc::from_json<ipc::DuReply>(parameters);
+                               if (!part) {
+                                   decode_error = part.error();
+                                   return false;
+                               }
+                               for (auto& e : part->entries) all.entries.push_back(std::move(e));
+                               return true;
+                           });
+    if (error) return *error;
+    if (decode_error) return *decode_error;
+    return all;
 }
 
 ipc::Result<ipc::DuReply> IndexSource::roots() {
@@ -48,25 +74,19 @@ ipc::Result<ipc::FindReply> IndexSource::find(const std::string& pattern, const 
     params.pattern = pattern;
     params.under = under;
     params.limit = limit;
-    if (!client_ || !client_->connected()) {
-        auto client = connect(ctx_);
-        if (!client) return ipc::Result<ipc::FindReply>(client.error());
-        client_.emplace(std::move(client.value()));
-    }
     ipc::FindReply all;
     std::optional<ipc::Error> decode_error;
-    auto error = client_->call_more(ipc::method::kFind, ipc::to_json(params),
-                                    [&](const nlohmann::json& parameters, bool continues) {
-                                        auto part = ipc::from_json<ipc::FindReply>(parameters);
-                                        if (!part) {
-                                            decode_error = part.error();
-                                            return false;
-                                        }
-                                        for (auto& e : part->entries)
-                                            all.entries.push_back(std::move(e));
-                                        if (!continues) all.truncated = part->truncated;
-                                        return true;
-                                    });
+    auto error = call_more(ipc::method::kFind, ipc::to_json(params),
+                           [&](const nlohmann::json& parameters, bool continues) {
+                               auto part = ipc::from_json<ipc::FindReply>(parameters);
+                               if (!part) {
+                                   decode_error = part.error();
+                                   return false;
+                               }
+                               for (auto& e : part->entries) all.entries.push_back(std::move(e));
+                               if (!continues) all.truncated = part->truncated;
+                               return true;
+                           });
     if (error) return ipc::Result<ipc::FindReply>(*error);
     if (decode_error) return ipc::Result<ipc::FindReply>(*decode_error);
     return all;

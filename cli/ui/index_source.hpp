@@ -45,6 +45,8 @@ class IndexSource {
 
   private:
     ipc::Result<nlohmann::json> call(std::string_view method, const nlohmann::json& params);
+    std::optional<ipc::Error> call_more(std::string_view method, const nlohmann::json& params,
+                                        const ipc::Client::ReplyCallback& on_reply);
 
     const Context& ctx_;
     std::optional<ipc::Client> client_;

@@ -299,6 +299,31 @@ TEST_F(UiEndToEnd, RescanShowsAChangeAndOddNamesStayOnTheirRows) {
     t.wait_for_text("wsctl-exit=0");
 }
 
+TEST_F(UiEndToEnd, ADirectoryTooLargeForOneMessageIsListedWhole) {
+    // 5000 entries with their columns take more than the 1 MiB message cap: streamed.
+    const std::string wide = tree_ + "/wide";
+    ASSERT_EQ(::mkdir(wide.c_str(), 0755), 0);
+    for (int i = 0; i < 5000; ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "/a-file-with-a-rather-long-name-%05d", i);
+        write_file(wide + name, i == 4321 ? 777 : 1);
+    }
+    scan(wide);
+    Tmux t(scratch_.path());
+    ASSERT_NO_FATAL_FAILURE(t.start(ui_command(wide)));
+    const std::vector<Row> rows = wait_rows(t, wide, 38);
+    ASSERT_EQ(rows.size(), 38u);
+    EXPECT_EQ(rows[0].name, "a-file-with-a-rather-long-name-04321");
+    t.wait_for_text("Total: " + std::to_string(du_sb(wide, scratch_.path())) + "  Items: 5,000");
+    ASSERT_NO_FATAL_FAILURE(t.keys({"End"}));
+    t.wait_for("the last entry by size and name", [&](const std::string& s) {
+        const auto r = rows_of(s);
+        return !r.empty() && r.back().name == "a-file-with-a-rather-long-name-04999";
+    });
+    ASSERT_NO_FATAL_FAILURE(t.keys({"q"}));
+    t.wait_for_text("wsctl-exit=0");
+}
+
 TEST_F(UiEndToEnd, AnUnprivilegedUserSeesOnlyWhatTheyMayList) {
     if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (setpriv to nobody)";
     // secret/ 0700 (root's): its name shows, marked partial; nothing below it, in the list, the

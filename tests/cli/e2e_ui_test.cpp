@@ -73,10 +73,11 @@ class Tmux {
 
     // Runs `command` (a shell command line) in a 120x40 UTF-8 terminal; after it ends the pane
     // shows "wsctl-exit=<code>" and stays open.
-    void start(const std::string& command) {
-        const Exit r = tmux({"new-session", "-d", "-s", "ui", "-c", scratch_, "-x", "120", "-y",
-                             "40", "-e", "LANG=C.UTF-8", "-e", "LC_ALL=C.UTF-8", "-e",
-                             "TERM=xterm-256color", command + "; echo wsctl-exit=$?; exec cat"});
+    void start(const std::string& command, const std::string& cwd = {}) {
+        const Exit r =
+            tmux({"new-session", "-d", "-s", "ui", "-c", cwd.empty() ? scratch_ : cwd, "-x", "120",
+                  "-y", "40", "-e", "LANG=C.UTF-8", "-e", "LC_ALL=C.UTF-8", "-e",
+                  "TERM=xterm-256color", command + "; echo wsctl-exit=$?; exec cat"});
         ASSERT_EQ(r.code, 0) << r.err;
         started_ = true;
     }
@@ -362,6 +363,25 @@ TEST_F(UiEndToEnd, AnUnprivilegedUserSeesOnlyWhatTheyMayList) {
     EXPECT_NE(found.find("(1)"), std::string::npos) << found;
     ASSERT_NO_FATAL_FAILURE(t.keys({"q", "q"}));
     t.wait_for_text("wsctl-exit=0");
+}
+
+TEST_F(UiEndToEnd, OpensTheCurrentDirectoryIfIndexedElseTheLargestRoot) {
+    // A second, smaller root: the default is the larger one.
+    const std::string small = scratch_ / "small";
+    ASSERT_EQ(::mkdir(small.c_str(), 0755), 0);
+    write_file(small + "/only", 5);
+    scan(small);
+    const std::string wsctl = WSINDEX_WSCTL + std::string(" --socket ") + daemon_->socket();
+    {
+        Tmux t(scratch_.path());
+        ASSERT_NO_FATAL_FAILURE(t.start(wsctl + " ui -b", scratch_.path()));  // not indexed
+        wait_rows(t, tree_, 4);
+    }
+    {
+        Tmux t(scratch_.path());
+        ASSERT_NO_FATAL_FAILURE(t.start(wsctl + " ui -b", tree_ + "/charlie"));
+        wait_rows(t, tree_ + "/charlie", 7);
+    }
 }
 
 TEST_F(UiEndToEnd, NeedsATerminal) {

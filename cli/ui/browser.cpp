@@ -183,8 +183,7 @@ void Browser::poll_index() {
     }
     if (st->running) {
         const ipc::ScanInfo& s = *st->running;
-        state_.progress =
-            "scanning " + (s.root_hidden ? std::string("(hidden)") : printable(s.root));
+        state_.progress = "scanning " + (s.root_hidden ? std::string("(hidden)") : s.root);
         if (!s.counts_hidden) {
             state_.progress += ": " + format_count(s.entries) + " entries";
         }

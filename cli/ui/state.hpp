@@ -40,8 +40,10 @@ struct BrowserState {
     Screen screen = Screen::List;
     SearchResults results;
     Details details;
-    std::string progress;  // a running scan, for the status line; else empty
-    std::string message;   // the last problem or note, until the next key
+    // A running scan, for the status line; else empty. Raw bytes (a root's name), escaped
+    // when drawn, like `message`.
+    std::string progress;
+    std::string message;  // the last problem or note, until the next key
 };
 
 // Rows of the list area on a screen of `lines` lines (a header line and a status line).

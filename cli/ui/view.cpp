@@ -86,8 +86,11 @@ void draw_status(const BrowserState& state) {
     std::string text = " Total: " + size_text(state, self.bytes(state.order.apparent)) +
                        "  Items: " + format_count(self.files + self.dirs);
     if (self.partial) text += "  (partial: some content is hidden from you)";
-    if (!state.progress.empty()) text += "  | " + state.progress;
     ShownText line = ascii(text);
+    if (!state.progress.empty()) {
+        append(line, ascii("  | "));
+        append(line, shown_name(state.progress, state.utf8));
+    }
     if (!state.message.empty()) {
         append(line, ascii("  | "));
         append(line, shown_name(state.message, state.utf8));

@@ -65,6 +65,14 @@ int run_scans(const Context& ctx, const ScansOptions& options);
 
 int run_version(const Context& ctx);
 
+struct UiOptions {
+    std::string path;    // as given; empty: the cwd if indexed, else the largest visible root
+    bool bytes = false;  // -b: exact byte counts instead of units
+};
+// The interactive browser (cli/ui/); needs a terminal. Not in wsindex::cli but in
+// wsindex::cli_ui, which only wsctl links (it brings ncursesw).
+int run_ui(const Context& ctx, const UiOptions& options);
+
 // The client's own version (the project version at build time).
 const char* client_version();
 

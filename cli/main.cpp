@@ -13,6 +13,7 @@
 //   cmd_errors.cpp    errors [--scan ID]
 //   cmd_scans.cpp     scans (history)
 //   cmd_version.cpp   version (client and daemon)
+//   ui/               ui [PATH]: the interactive browser (ncursesw; see ui/browser.hpp)
 //   context.{hpp,cpp} connecting, printing, error reports shared by the commands
 //   progress.{hpp,cpp} the live progress line / plain progress lines of scan --wait
 //   format.{hpp,cpp}  units (KiB, MiB), counts, durations, times, terminal-safe paths, tables
@@ -191,6 +192,17 @@ int main(int argc, char** argv) {
         ->check(kWholeNumber);
     add_common(*scans_cmd, common);
 
+    UiOptions ui;
+    auto* ui_cmd = app.add_subcommand(
+        "ui", "Browse sizes and search the index interactively (like ncdu; needs a terminal)");
+    ui_cmd
+        ->add_option("path", ui.path,
+                     "The directory to open (default: the current one if indexed, else your "
+                     "largest root)")
+        ->type_name("PATH");
+    ui_cmd->add_flag("-b,--bytes", ui.bytes, "Exact byte counts instead of KiB/MiB/...");
+    add_common(*ui_cmd, common);
+
     auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");
     add_common(*version_cmd, common);
 
@@ -221,5 +233,6 @@ int main(int argc, char** argv) {
     if (errors_cmd->parsed()) return run_errors(ctx, errors);
     if (scans_cmd->parsed()) return run_scans(ctx, scans);
     if (version_cmd->parsed()) return run_version(ctx);
+    if (ui_cmd->parsed()) return run_ui(ctx, ui);
     return usage_error(ctx, "no command given (see wsctl --help)");
 }

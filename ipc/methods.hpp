@@ -203,6 +203,27 @@ struct DuParams {
     std::optional<std::string> path;  // absolute, bytes; absent: every indexed root
     std::uint32_t depth = 0;          // 0: the path itself; 1: and its children ...
     std::uint64_t top = 0;            // >0: only the N largest below the path, by size
+    // true (with a path, without top): the reply also lists the path's non-directory entries
+    // (depth 1), and every entry up to depth 1 carries its own index columns (DuEntryStat).
+    // For browsers (wsctl ui): one call per directory shown.
+    bool children = false;
+};
+// An entry's own columns as the index holds them (docs/schema.md, `files`); only in replies to
+// DuParams::children. has_stat false: the entry's lstat failed, only type and error are known.
+struct DuEntryStat {
+    char type = '?';  // find's %y letter
+    bool has_stat = false;
+    std::uint64_t size = 0;    // st_size of the entry itself
+    std::uint64_t blocks = 0;  // st_blocks (512-byte units) of the entry itself
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    std::uint32_t mode = 0;
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    std::uint64_t nlink = 0;
+    int error = 0;  // errno met reading the entry (e.g. a directory that could not be listed)
 };
 struct DuEntry {
     std::string path;  // bytes
@@ -214,6 +235,7 @@ struct DuEntry {
     // The caller may not list this directory or one below it: the totals count only what the
     // caller may see (docs/security.md).
     bool partial = false;
+    std::optional<DuEntryStat> stat;  // only with DuParams::children, up to depth 1
 };
 struct DuReply {
     std::vector<DuEntry> entries;

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <stop_token>
 #include <thread>
@@ -43,6 +44,8 @@ struct DupesService::RunState {
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     std::thread thread;
     bool done = false;  // guarded by the service's mu_
+    // Set just before the final reply: a caller who got it must not see the run in Status.
+    std::atomic<bool> answered{false};
 
     [[nodiscard]] ipc::DupesProgressInfo info() const {
         const DupesProgress::Snapshot s = progress.snapshot();
@@ -116,7 +119,7 @@ std::size_t DupesService::cancel(std::optional<uid_t> uid) {
     std::lock_guard lock(mu_);
     std::size_t n = 0;
     for (auto& r : runs_) {
-        if (r->done || (uid && r->uid != *uid)) continue;
+        if (r->done || r->answered.load() || (uid && r->uid != *uid)) continue;
         if (r->stop.request_stop()) ++n;
     }
     return n;
@@ -126,7 +129,7 @@ std::vector<ipc::DupesProgressInfo> DupesService::progress(std::optional<uid_t> 
     std::lock_guard lock(mu_);
     std::vector<ipc::DupesProgressInfo> out;
     for (const auto& r : runs_) {
-        if (r->done || (uid && r->uid != *uid)) continue;
+        if (r->done || r->answered.load() || (uid && r->uid != *uid)) continue;
         out.push_back(r->info());
     }
     return out;
@@ -180,6 +183,7 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     storage::Database db;
     if (auto st = storage::Database::open(options_.db_path, storage::OpenMode::read_write, &db);
         !st) {
+        state.answered = true;
         responder.fail(ipc::make_error(ipc::ErrorKind::Internal, "dupes: " + st.to_string()));
         return;
     }
@@ -216,6 +220,7 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
         ticker.join();
     }
     if (!st) {
+        state.answered = true;
         if (st.code() == std::errc::operation_canceled) {
             responder.fail(ipc::make_error(ipc::ErrorKind::Cancelled, "dupes cancelled"));
         } else {
@@ -253,6 +258,7 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     reply.bytes_read = result.read.bytes;
     reply.changed = std::move(result.changed);
     reply.elapsed_ms = ms_since(state.started);
+    state.answered = true;
     responder.reply(ipc::to_json(reply));
 }
 

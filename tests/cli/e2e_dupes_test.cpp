@@ -213,15 +213,15 @@ TEST_F(Dupes, AChangedFileIsRehashedAndReportedUntilRescanned) {
 }
 
 TEST_F(Dupes, CancelStopsARunningDupes) {
-    // 48 sparse files of 64 MiB, all zeros: every partial hash collides, and the full hashes
-    // read 3 GiB (from no disk) — long enough to be cancelled while running.
+    // 48 sparse files of 512 MiB, all zeros: every partial hash collides, and the full hashes
+    // read 24 GiB (from no disk, seconds of CPU) — long enough to be cancelled while running.
     tree_ = scratch_ / "sparse";
     ASSERT_EQ(::mkdir(tree_.c_str(), 0755), 0);
     for (int i = 0; i < 48; ++i) {
         const std::string p = tree_ + "/z" + std::to_string(i);
         const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         ASSERT_GE(fd, 0);
-        ASSERT_EQ(::ftruncate(fd, off_t{64} << 20), 0);
+        ASSERT_EQ(::ftruncate(fd, off_t{512} << 20), 0);
         ::close(fd);
     }
     scan(tree_);

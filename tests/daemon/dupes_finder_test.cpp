@@ -144,5 +144,31 @@ TEST_F(DupesFinderTest, AStopRequestEndsTheRunAsCancelled) {
     EXPECT_LT(calls, 80);
 }
 
+TEST_F(DupesFinderTest, AFileTruncatedWhileOpenedIsReportedChangedAndLeftOut) {
+    core::RangeOptions ro;
+    ro.workers = 2;
+    core::RangeExecutor executor(ro);
+    DupesProgress progress(executor.size());
+    const std::string victim = root_ + "/b3a";
+    struct stat vst {};
+    ASSERT_EQ(::stat(victim.c_str(), &vst), 0);
+    // The permission check runs on the opened inode, between the index check and the read:
+    // the file shrinks right there, as if a writer truncated it while it was being hashed.
+    ReadPermission may_read = [&](int fd) {
+        if (inode_of(fd).second == vst.st_ino) {
+            EXPECT_EQ(::truncate(victim.c_str(), 100), 0);
+        }
+        return true;
+    };
+    DupesEnvironment env{db_, executor, {}, may_read, progress};
+    DupesResult result;
+    ASSERT_TRUE(find_dupes(env, DupesRequest{}, {}, &result));
+    EXPECT_EQ(result.changed, std::vector<std::string>{victim});
+    EXPECT_EQ(result.groups.size(), 39u);
+    for (const DupesGroup& g : result.groups) {
+        for (const DupesFile& f : g.files) EXPECT_NE(f.names.at(0), root_ + "/b3b");
+    }
+}
+
 }  // namespace
 }  // namespace wsindex::daemon

@@ -12,8 +12,8 @@
 #   rmlint    `rmlint -o fdupes:/dev/null CORPUS` (multi-threaded)
 #   jdupes    `jdupes -r -q CORPUS`
 #   rdfind    `rdfind -dryrun true -outputname /dev/null CORPUS`
-# Note: wsindexd drops the pages it read (POSIX_FADV_DONTNEED, docs/dupes.md), so its first
-# run reads from the disk in every round after the first (the others read a warm cache).
+# wsindexd drops only the pages its reads brought into the cache (docs/dupes.md): the corpus,
+# warmed first, stays cached for every tool.
 # Medians in seconds and ratios to `dupes`. Environment: TMPDIR (default /tmp).
 set -euo pipefail
 

@@ -126,23 +126,6 @@ class Run {
         std::vector<std::size_t> all(items_.size());
         for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
 
-        // Cached hashes are used without reading the file, but not without looking at it: it
-        // must still be the inode the index describes (an index that is not followed live can
-        // be behind), and the caller must be allowed to read it. One stat, no content.
-        {
-            std::vector<std::size_t> check;
-            for (std::size_t i : all) {
-                if (items_[i].partial) check.push_back(i);
-            }
-            if (auto st = phase(DupesPhase::Checking, check,
-                                [](FileHasher& h, Item& it) {
-                                    it.outcome = h.check(it.file.names.front(), it.file.inode);
-                                });
-                !st) {
-                return st;
-            }
-        }
-
         std::vector<std::size_t> need_partial;
         for (std::size_t i : all) {
             if (!alive(items_[i])) continue;
@@ -201,6 +184,28 @@ class Run {
 
         std::vector<std::vector<std::size_t>> groups =
             group_by(items_, colliding, [](const Item& i) { return i.full; });
+
+        // A file whose hashes all came from the cache was not opened by this run. Before it is
+        // reported it is still looked at (no content read): it must be the inode the index
+        // describes (an index not followed live can be behind), and the caller must be allowed
+        // to read it. Only group members need it: leaving a file out of a group changes no
+        // other file's group.
+        std::vector<std::size_t> check;
+        for (const auto& g : groups) {
+            for (std::size_t i : g) {
+                if (!items_[i].partial_new && !items_[i].full_new) check.push_back(i);
+            }
+        }
+        if (auto st = phase(DupesPhase::Checking, check,
+                            [](FileHasher& h, Item& it) {
+                                it.outcome = h.check(it.file.names.front(), it.file.inode);
+                            });
+            !st) {
+            return st;
+        }
+        if (!check.empty()) {
+            groups = group_by(items_, colliding, [](const Item& i) { return i.full; });
+        }
         if (request.paranoid) {
             if (auto st = compare(&groups); !st) return st;
         }

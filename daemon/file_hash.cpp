@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -65,7 +66,19 @@ bool read_at(int fd, char* buf, std::size_t len, off_t at, std::size_t* got) {
 struct OpenedFile {
     int fd = -1;
     HashOutcome outcome = HashOutcome::Unreadable;
+    bool was_cached = false;  // its first page was in the page cache before we read
 };
+
+// Whether the file's first page is in the page cache: a read that may not wait for the disk
+// (RWF_NOWAIT) succeeds only then. Pages someone else had cached are left there after hashing;
+// only what this read brought in is dropped (finish_read).
+bool first_page_cached(int fd) {
+    char byte = 0;
+    struct iovec iov {
+        &byte, 1
+    };
+    return ::preadv2(fd, &iov, 1, 0, RWF_NOWAIT) == 1;
+}
 
 OpenedFile open_checked(const std::string& path, const IndexedInode& expect,
                         const ReadPermission& may_read, bool for_reading) {
@@ -100,12 +113,15 @@ OpenedFile open_checked(const std::string& path, const IndexedInode& expect,
     }
     r.fd = fd;
     r.outcome = HashOutcome::Hashed;
+    r.was_cached = first_page_cached(fd);
     return r;
 }
 
-// After reading: still the same inode as indexed, and pages dropped from the cache.
-HashOutcome finish_read(int fd, const IndexedInode& expect) {
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+// After reading: still the same inode as indexed, and the pages this read brought into the
+// cache dropped again.
+HashOutcome finish_read(const OpenedFile& f, const IndexedInode& expect) {
+    const int fd = f.fd;
+    if (!f.was_cached) (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     struct stat st {};
     if (::fstat(fd, &st) != 0) return HashOutcome::Unreadable;
     return matches(st, expect) ? HashOutcome::Hashed : HashOutcome::Changed;
@@ -114,6 +130,14 @@ HashOutcome finish_read(int fd, const IndexedInode& expect) {
 }  // namespace
 
 HashOutcome FileHasher::check(const std::string& path, const IndexedInode& expect) {
+    if (!may_read_) {
+        // Anyone may read it: one stat, no descriptor (no symlink followed either).
+        struct stat st {};
+        if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0) {
+            return errno == ENOENT ? HashOutcome::Changed : HashOutcome::Unreadable;
+        }
+        return matches(st, expect) ? HashOutcome::Hashed : HashOutcome::Changed;
+    }
     return open_checked(path, expect, may_read_, false).outcome;
 }
 
@@ -133,7 +157,7 @@ HashOutcome FileHasher::partial(const std::string& path, const IndexedInode& exp
         counters->bytes += head + tail;
         ++counters->files;
         if (head + tail != 2 * kPartialBytes) return HashOutcome::Changed;  // truncated meanwhile
-        const HashOutcome after = finish_read(fd.get(), expect);
+        const HashOutcome after = finish_read(f, expect);
         if (after == HashOutcome::Hashed) *out = to_hash(XXH3_128bits(buf, head + tail));
         return after;
     }
@@ -165,7 +189,7 @@ HashOutcome FileHasher::full(const std::string& path, const IndexedInode& expect
     }
     ++counters->files;
     if (total != expect.size) return HashOutcome::Changed;
-    const HashOutcome after = finish_read(fd.get(), expect);
+    const HashOutcome after = finish_read(f, expect);
     if (after == HashOutcome::Hashed) *out = to_hash(XXH3_128bits_digest(state.get()));
     return after;
 }
@@ -198,8 +222,8 @@ HashOutcome FileHasher::same_content(const std::string& a_path, const IndexedIno
         at += static_cast<std::int64_t>(ga);
     }
     counters->files += 2;
-    HashOutcome after = finish_read(fda.get(), a);
-    if (after == HashOutcome::Hashed) after = finish_read(fdb.get(), b);
+    HashOutcome after = finish_read(fa, a);
+    if (after == HashOutcome::Hashed) after = finish_read(fb, b);
     if (after == HashOutcome::Hashed) *equal = same;
     return after;
 }

@@ -7,8 +7,10 @@
 // read permission on that very inode (mode and access ACL), and only then reopened for reading
 // through /proc/self/fd (O_RDONLY|O_NOATIME where the daemon owns or may, O_CLOEXEC). After the
 // read the inode is fstat'ed again: a file that changed meanwhile is reported Changed, and its
-// hash is not used. Read pages are dropped from the page cache (POSIX_FADV_DONTNEED): hashing a
-// tree must not evict what the machine is working with.
+// hash is not used. Pages the read brought into the page cache are dropped again
+// (POSIX_FADV_DONTNEED) unless the file was cached before (its first page, probed with a
+// RWF_NOWAIT read): hashing a tree must not evict what the machine is working with, nor drop
+// what it had cached.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,8 @@
 // Steps: candidates from the index (regular files that share their size with another inode:
 // storage/content_hashes.hpp) -> names the caller may see (the visibility filter) -> a partial
 // hash of each inode (first and last kPartialBytes; cached hashes reused) -> a full hash of the
-// inodes whose partial hashes still collide -> optionally a byte comparison within each group.
+// inodes whose partial hashes still collide -> a check (stat, permission; no content) of the
+// group members this run did not open -> optionally a byte comparison within each group.
 // The reading steps run on a RangeExecutor, one inode per index: costs are very uneven (a few
 // large files among many small ones), which is what range stealing balances. New hashes are
 // stored in the index after each step, so a second run over an unchanged tree reads nothing.

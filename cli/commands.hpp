@@ -73,6 +73,14 @@ struct UiOptions {
 // wsindex::cli_ui, which only wsctl links (it brings ncursesw).
 int run_ui(const Context& ctx, const UiOptions& options);
 
+struct DupesOptions {
+    std::vector<std::string> paths;  // as given; made absolute by run_dupes; empty: everything
+    std::string min_size = "1";      // a byte count (1k, 4M ...); 0 lets empty files in
+    bool null_separated = false;     // -0: each path NUL-terminated, one more NUL per group
+    bool paranoid = false;           // byte comparison after hashing
+};
+int run_dupes(const Context& ctx, const DupesOptions& options);
+
 // The client's own version (the project version at build time).
 const char* client_version();
 

@@ -10,6 +10,7 @@
 //   cmd_forget.cpp    forget ROOT
 //   cmd_find.cpp      find [PATTERN] with filters; -0, -l, --json
 //   cmd_du.cpp        du [PATH] --depth/--top
+//   cmd_dupes.cpp     dupes [PATH...] --min-size/--paranoid/-0
 //   cmd_errors.cpp    errors [--scan ID]
 //   cmd_scans.cpp     scans (history)
 //   cmd_version.cpp   version (client and daemon)
@@ -206,6 +207,21 @@ int main(int argc, char** argv) {
     auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");
     add_common(*version_cmd, common);
 
+    DupesOptions dupes;
+    auto* dupes_cmd =
+        app.add_subcommand("dupes", "Files with identical content (hashed by the daemon)");
+    dupes_cmd->add_option("path", dupes.paths, "Only below these directories (default: all)")
+        ->type_name("PATH");
+    dupes_cmd
+        ->add_option("--min-size", dupes.min_size,
+                     "Only files of at least N bytes (1k, 4M ...; default 1: no empty files)")
+        ->type_name("N");
+    dupes_cmd->add_flag("--paranoid", dupes.paranoid,
+                        "Compare the bytes of each group after hashing");
+    dupes_cmd->add_flag("-0,--null", dupes.null_separated,
+                        "NUL-terminated raw paths, one more NUL after each group");
+    add_common(*dupes_cmd, common);
+
     for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
 
     try {
@@ -234,5 +250,6 @@ int main(int argc, char** argv) {
     if (scans_cmd->parsed()) return run_scans(ctx, scans);
     if (version_cmd->parsed()) return run_version(ctx);
     if (ui_cmd->parsed()) return run_ui(ctx, ui);
+    if (dupes_cmd->parsed()) return run_dupes(ctx, dupes);
     return usage_error(ctx, "no command given (see wsctl --help)");
 }

@@ -102,17 +102,19 @@ json to_json(const IndexRebuildInfo& v) {
 }
 
 json to_json(const StatusReply& v) {
-    return json{{"server_version", v.server_version},
-                {"pid", v.pid},
-                {"uptime_ms", v.uptime_ms},
-                {"running", v.running ? to_json(*v.running) : json(nullptr)},
-                {"queued", list_to_json(v.queued)},
-                {"queue_depth", v.queue_depth},
-                {"workers", list_to_json(v.workers)},
-                {"roots", list_to_json(v.roots)},
-                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
-                {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
-                {"live", v.live ? to_json(*v.live) : json(nullptr)}};
+    json out{{"server_version", v.server_version},
+             {"pid", v.pid},
+             {"uptime_ms", v.uptime_ms},
+             {"running", v.running ? to_json(*v.running) : json(nullptr)},
+             {"queued", list_to_json(v.queued)},
+             {"queue_depth", v.queue_depth},
+             {"workers", list_to_json(v.workers)},
+             {"roots", list_to_json(v.roots)},
+             {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
+             {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
+             {"live", v.live ? to_json(*v.live) : json(nullptr)}};
+    if (!v.dupes.empty()) out["dupes"] = list_to_json(v.dupes);
+    return out;
 }
 
 template <>
@@ -138,6 +140,7 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
         out.queue_depth = r.uint64("queue_depth", 0);
         out.workers = read_objects<PoolWorkerStatus>(r, "workers");
         out.roots = read_objects<RootInfo>(r, "roots");
+        out.dupes = read_objects<DupesProgressInfo>(r, "dupes");
         if (const json* raw = r.raw("index_rebuild"); raw != nullptr) {
             if (!raw->is_object()) {
                 r.fail_field("index_rebuild", "must be an object or null");

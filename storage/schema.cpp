@@ -135,8 +135,25 @@ SELECT CAST(d.prefix || e.name AS TEXT) AS path,
 FROM entries AS e JOIN dirs AS d ON d.id = e.dir;
 )sql";
 
+// Version 4: content hashes for `wsctl dupes` (storage/content_hashes.hpp), one row per inode.
+// A row is valid only while size, mtime and ctime (and so the inode) match the inode's entries;
+// every reader checks that, so a stale row is never used, only wasted until pruned.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE IF NOT EXISTS content_hashes(
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    partial BLOB,
+    full BLOB,
+    PRIMARY KEY (dev, ino)
+) WITHOUT ROWID;
+)sql";
+
 // migrations[v] takes a database from version v to v + 1.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3,
+                                                                 kSchemaV4};
 
 core::Status read_version(Database& db, std::int64_t* version) {
     return db.query_int64("PRAGMA user_version", version);

@@ -169,7 +169,7 @@ def main():
     print(f"# live_find2 (the same find again) medians: "
           + ", ".join(f"{p} {m(p, 'live_find2'):.3f} s" for p in ("create", "touch", "delete")))
     rows = [sum(int(x) for x in g) for g in
-            re.findall(r"live index: \d+ directories, (\d+) rows added, (\d+) changed, (\d+) "
+            re.findall(r"live index: \d+ directories(?: \(\d+ skipped\))?, (\d+) rows added, (\d+) changed, (\d+) "
                        r"removed", log)]
     if rows:
         print(f"# live batches (debug log): {len(rows)}, rows per batch median "

@@ -7,26 +7,6 @@
 #include <system_error>
 
 namespace wsindex::core {
-namespace {
-
-// The fields a walk fills from a stat (walker.cpp does the same for every record).
-void fill(WalkResult& r, const FileStat& st) {
-    r.has_stat = true;
-    r.size = st.size;
-    r.blocks = st.blocks;
-    r.dev = st.dev;
-    r.ino = st.ino;
-    r.nlink = st.nlink;
-    r.mode = st.mode;
-    r.uid = st.uid;
-    r.gid = st.gid;
-    r.mtime_ns = st.mtime_ns;
-    r.ctime_ns = st.ctime_ns;
-    r.type = entry_type_from_mode(st.mode);
-}
-
-}  // namespace
-
 Status stat_named(const std::string& dir, std::span<const std::string> names, const FsOps& fs,
                   NamedStat* out) {
     *out = NamedStat{};
@@ -35,7 +15,7 @@ Status stat_named(const std::string& dir, std::span<const std::string> names, co
         return Status::from_errno(-rc, "lstat " + dir);
     }
     out->self.path = dir;  // name_offset 0, as a walk's root record
-    fill(out->self, st);
+    fill_stat(out->self, st);
     if (!out->self.is_dir()) {
         return Status(std::make_error_code(std::errc::not_a_directory), dir);
     }
@@ -63,7 +43,7 @@ Status stat_named(const std::string& dir, std::span<const std::string> names, co
         r.name_offset = static_cast<std::uint32_t>(prefix.size());
         r.parent_id = 1;
         r.depth = 1;
-        fill(r, st);
+        fill_stat(r, st);
         if (r.is_dir()) r.dir_id = next_dir_id++;
         out->found.push_back(std::move(r));
     }

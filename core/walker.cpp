@@ -69,21 +69,6 @@ Status canceled_status() {
     return Status(std::make_error_code(std::errc::operation_canceled), "walk cancelled");
 }
 
-void fill_stat(WalkResult& r, const FileStat& st) {
-    r.has_stat = true;
-    r.size = st.size;
-    r.blocks = st.blocks;
-    r.dev = st.dev;
-    r.ino = st.ino;
-    r.nlink = st.nlink;
-    r.mode = st.mode;
-    r.uid = st.uid;
-    r.gid = st.gid;
-    r.mtime_ns = st.mtime_ns;
-    r.ctime_ns = st.ctime_ns;
-    r.type = entry_type_from_mode(st.mode);
-}
-
 }  // namespace
 
 unsigned default_walk_workers() {

@@ -12,6 +12,7 @@
 #include "storage/dir_digest.hpp"
 #include "storage/entry_binding.hpp"
 #include "storage/inode_sync.hpp"
+#include "storage/live_listing.hpp"
 #include "storage/path_range.hpp"
 #include "storage/statement.hpp"
 #include "storage/totals_adjuster.hpp"
@@ -38,16 +39,6 @@ struct IndexedDir {
     std::optional<std::uint64_t> digest;  // NULL in rows of schema version 1
 };
 
-constexpr const char* kEntryColumnsSql =
-    "type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns), mode, uid, gid, dev, ino,"
-    " nlink, error";
-
-// The same directory under the same name: its indexed subtree stays.
-bool same_directory(const core::WalkResult& old, const core::WalkResult& fresh) {
-    return old.is_dir() && fresh.is_dir() && old.has_stat && fresh.has_stat &&
-           old.dev == fresh.dev && old.ino == fresh.ino;
-}
-
 // What a non-directory adds to its directory's single part (storage/tree_totals.cpp, add()).
 Totals single_of_file(const core::WalkResult& r) {
     if (r.has_stat && r.nlink > 1) return {};  // counted once per inode, from `links`
@@ -58,13 +49,6 @@ Totals single_of_file(const core::WalkResult& r) {
 Totals own_size(const core::WalkResult& r) {
     return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
                   r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 0, 0};
-}
-
-std::string child_path(std::string_view dir, std::string_view name) {
-    std::string p(dir);
-    if (p.empty() || p.back() != '/') p.push_back('/');
-    p.append(name);
-    return p;
 }
 
 class Applier {
@@ -673,53 +657,6 @@ core::Status Applier::apply(LiveBatch& batch) {
 }
 
 }  // namespace
-
-core::Status UnindexedSubdirs::find(const RelistedDir& dir, std::vector<std::string>* paths) {
-    paths->clear();
-    if (!prepared_) {
-        if (auto s = db_.prepare("SELECT id FROM dirs WHERE prefix = ?", &find_dir_); !s) return s;
-        if (auto s = db_.prepare(std::string("SELECT ") + kEntryColumnsSql +
-                                     " FROM entries WHERE dir = ? AND name = ?",
-                                 &read_entry_);
-            !s) {
-            return s;
-        }
-        prepared_ = true;
-    }
-    std::string path = dir.self.path;
-    if (path.size() > 1 && path[0] == '/' && path[1] == '/') path.erase(0, 1);
-    find_dir_.bind_blob(1, dir_prefix(path));
-    bool row = false;
-    if (auto s = find_dir_.step(&row); !s) return s;
-    const std::int64_t id = row ? find_dir_.column_int64(0) : 0;
-    find_dir_.reset();
-    if (!row) return {};
-    for (const core::WalkResult& e : dir.entries) {
-        if (!e.is_dir()) continue;
-        read_entry_.bind_int64(1, id).bind_blob(2, e.name());
-        if (auto s = read_entry_.step(&row); !s) return s;
-        bool known = false;
-        if (row) {
-            const core::WalkResult old = read_entry_metadata(read_entry_, 0);
-            known = same_directory(old, e);
-        }
-        read_entry_.reset();
-        if (known) {
-            find_dir_.bind_blob(1, dir_prefix(child_path(path, e.name())));
-            if (auto s = find_dir_.step(&row); !s) return s;
-            find_dir_.reset();
-            known = row;
-        }
-        if (!known) paths->push_back(child_path(path, e.name()));
-    }
-    return {};
-}
-
-core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
-                               std::vector<std::string>* paths) {
-    UnindexedSubdirs finder(db);
-    return finder.find(dir, paths);
-}
 
 core::Status apply_live_batch(Database& db, LiveBatch& batch, LiveReport* report) {
     *report = {};

@@ -21,7 +21,6 @@ namespace {
 
 constexpr const char* kTmux = "/usr/bin/tmux";
 constexpr auto kScreenDeadline = std::chrono::seconds(20);
-constexpr uid_t kNobody = 65534;
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
@@ -108,7 +107,8 @@ std::vector<std::string> names_of(const std::vector<Row>& rows) {
 class Tmux {
   public:
     explicit Tmux(std::string scratch)
-        : scratch_(std::move(scratch)), socket_(scratch_ + "/tmux.sock") {}
+        : scratch_(std::move(scratch)),
+          socket_(scratch_ + "/tmux" + std::to_string(next_server_++) + ".sock") {}
     Tmux(const Tmux&) = delete;
     Tmux& operator=(const Tmux&) = delete;
     ~Tmux() {
@@ -174,6 +174,9 @@ class Tmux {
 
   private:
     std::string scratch_;
+    // Each server its own socket: a killed server may still be exiting (its socket file still
+    // there) when the next one starts, and a client would reach the dying one.
+    static inline int next_server_ = 0;
     std::string socket_;
     bool started_ = false;
 };

@@ -11,6 +11,9 @@ namespace wsindex::daemon {
 struct ChangedDir {
     std::string path;
     std::vector<std::string> names;
+    // Subdirectories to walk again even if indexed as the same directory
+    // (storage::RelistedDir::rewalk): those a named re-listing replaced by this one named.
+    std::vector<std::string> rewalk;
 };
 
 }  // namespace wsindex::daemon

@@ -329,8 +329,10 @@ void ScanService::main() {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
             std::vector<ChangedDir> dirs;
             dirs.reserve(live_dirs_.size());
-            for (auto& [path, names] : live_dirs_) {
-                dirs.push_back(ChangedDir{path, {names.begin(), names.end()}});
+            for (auto& [path, dirty] : live_dirs_) {
+                dirs.push_back(ChangedDir{path,
+                                          {dirty.names.begin(), dirty.names.end()},
+                                          {dirty.rewalk.begin(), dirty.rewalk.end()}});
             }
             live_dirs_.clear();
             const Clock::time_point oldest = live_oldest_;

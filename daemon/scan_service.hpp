@@ -240,7 +240,11 @@ class ScanService {
     bool damage_reported_ = false;         // guarded: report_damage() was called
     std::optional<IndexRebuild> rebuild_;  // guarded
     // guarded: changed directories not applied yet, with their changed names (none: whole)
-    std::map<std::string, std::set<std::string>> live_dirs_;
+    struct LiveDirty {
+        std::set<std::string> names;   // none: the whole directory
+        std::set<std::string> rewalk;  // ChangedDir::rewalk
+    };
+    std::map<std::string, LiveDirty> live_dirs_;
     Clock::time_point live_oldest_{};                  // guarded: the first change among them
     LiveApplyStats live_stats_;                        // guarded
     std::optional<Clock::time_point> live_settle_at_;  // guarded: settle once quiet, then

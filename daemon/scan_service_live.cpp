@@ -60,9 +60,17 @@ void ScanService::submit_live(std::vector<ChangedDir> dirs,
 
 void ScanService::merge_changed_locked(ChangedDir dir) {
     auto [it, inserted] = live_dirs_.try_emplace(std::move(dir.path));
-    std::set<std::string>& names = it->second;  // empty: the whole directory
-    if (!inserted && names.empty()) return;
+    for (std::string& n : dir.rewalk) it->second.rewalk.insert(std::move(n));
+    std::set<std::string>& names = it->second.names;  // empty: the whole directory
+    if (!inserted && names.empty()) {
+        // Whole already: a named subdirectory is still walked again (ChangedDir::rewalk).
+        for (std::string& n : dir.names) it->second.rewalk.insert(std::move(n));
+        return;
+    }
     if (dir.names.empty() || names.size() + dir.names.size() > kMaxNamedChanges) {
+        // Whole from now on; the names so far keep their subdirectories walked again.
+        it->second.rewalk.merge(names);
+        for (std::string& n : dir.names) it->second.rewalk.insert(std::move(n));
         names.clear();
         return;
     }
@@ -110,6 +118,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
     // re-listed whole below, which records errors as a walk does.
     std::vector<std::string> dirs;  // every directory of the batch, for the log and rescans
     std::vector<std::string> whole;
+    std::vector<std::vector<std::string>> whole_rewalk;  // RelistedDir::rewalk of each
     std::vector<storage::RelistedDir> listings;
     std::vector<std::string> listing_paths;
     const core::FsOps& fs = options_.fs != nullptr ? *options_.fs : core::real_fs_ops();
@@ -117,11 +126,16 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
         dirs.push_back(c.path);
         if (c.names.empty()) {
             whole.push_back(std::move(c.path));
+            whole_rewalk.push_back(std::move(c.rewalk));
             continue;
         }
         core::NamedStat named;
         if (auto st = core::stat_named(c.path, c.names, fs, &named); !st) {
-            if (!gone_since(st)) whole.push_back(std::move(c.path));
+            if (!gone_since(st)) {
+                whole.push_back(std::move(c.path));
+                c.rewalk.insert(c.rewalk.end(), c.names.begin(), c.names.end());
+                whole_rewalk.push_back(std::move(c.rewalk));
+            }
             continue;  // gone: its parent's change says so
         }
         storage::RelistedDir d;
@@ -154,6 +168,11 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
         },
         &list_status);
     list_status.insert(list_status.begin(), first_whole, core::Status{});
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        std::vector<std::string>& rewalk = whole_rewalk[i];
+        std::sort(rewalk.begin(), rewalk.end());
+        listings[first_whole + i].rewalk = std::move(rewalk);
+    }
     const Clock::time_point listed_at = Clock::now();
     if (!listed) {
         // Not one directory's trouble (EIO, ENOMEM...): every root of this batch is rescanned.
@@ -289,9 +308,9 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
             }
             // Named changes to hard-linked inodes: the next batch lists those directories whole
             // (the scan thread takes it as soon as this one returns).
-            for (std::string& d : report.relist_whole) {
+            for (storage::WholeRelisting& d : report.relist_whole) {
                 if (live_dirs_.empty()) live_oldest_ = oldest;
-                merge_changed_locked(ChangedDir{std::move(d), {}});
+                merge_changed_locked(ChangedDir{std::move(d.path), {}, std::move(d.rewalk)});
             }
             live_stats_.pending_dirs = live_dirs_.size();
         } else {

@@ -1,11 +1,14 @@
 // What a live update and its subdirectory check share: the entry columns read back from the
-// index, what counts as the same directory, and the path of an entry of a directory.
+// index, what counts as the same directory, which subdirectories are walked again, and the path
+// of an entry of a directory.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
 #include "core/walk_result.hpp"
+#include "storage/live_update.hpp"
 
 namespace wsindex::storage {
 
@@ -17,6 +20,11 @@ inline constexpr const char* kEntryColumnsSql =
 inline bool same_directory(const core::WalkResult& old, const core::WalkResult& fresh) {
     return old.is_dir() && fresh.is_dir() && old.has_stat && fresh.has_stat &&
            old.dev == fresh.dev && old.ino == fresh.ino;
+}
+
+// Whether the subdirectory `name` of `dir` is walked again whatever its row (RelistedDir::rewalk).
+inline bool walked_again(const RelistedDir& dir, std::string_view name) {
+    return dir.partial || std::binary_search(dir.rewalk.begin(), dir.rewalk.end(), name);
 }
 
 inline std::string child_path(std::string_view dir, std::string_view name) {

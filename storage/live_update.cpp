@@ -231,7 +231,12 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
         }
         const auto it = fresh.find(old.name());
         core::WalkResult* now = it == fresh.end() ? nullptr : it->second;
-        if (now != nullptr && (!old.is_dir() || same_directory(old, *now)) &&
+        // A subdirectory walked again (RelistedDir::rewalk: it may have moved out of every
+        // root and back with its inode, and changed meanwhile unseen): its subtree is replaced
+        // by the walk, as for another directory under the same name.
+        const bool rewalked = now != nullptr && now->is_dir() && walked_again(dir, now->name()) &&
+                              subtrees_.find(now->path) != subtrees_.end();
+        if (now != nullptr && !rewalked && (!old.is_dir() || same_directory(old, *now)) &&
             old.is_dir() == now->is_dir()) {
             seen.emplace(now->name(), true);
             if (same_entry_metadata(old, *now)) return;
@@ -277,7 +282,12 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
             if (auto s = read_named(name); !s) return s;
         }
         if (hard_links) {
-            report_.relist_whole.push_back(path);
+            WholeRelisting whole{path, {}};
+            for (const core::WalkResult& e : dir.entries) {
+                if (e.is_dir()) whole.rewalk.emplace_back(e.name());
+            }
+            std::sort(whole.rewalk.begin(), whole.rewalk.end());
+            report_.relist_whole.push_back(std::move(whole));
             return {};
         }
     }

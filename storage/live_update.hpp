@@ -40,6 +40,19 @@ struct RelistedDir {
     // in LiveReport::relist_whole, for the caller to re-list it whole.
     bool partial = false;
     std::vector<std::string> gone;
+    // Subdirectories walked again even if indexed as the same directory (device and inode). A
+    // directory that left every root and came back keeps its inode, and what changed below it
+    // meanwhile was never reported: the change that names it in its parent is the only sign.
+    // A partial re-listing walks every named subdirectory again; a whole one those named here
+    // (the subdirectories of a partial re-listing it replaces). Sorted.
+    std::vector<std::string> rewalk;
+};
+
+// A partial re-listing that must be done whole (RelistedDir::partial), and the subdirectories
+// it named (RelistedDir::rewalk of the whole re-listing).
+struct WholeRelisting {
+    std::string path;
+    std::vector<std::string> rewalk;
 };
 
 // A subdirectory that is not in the index (new, or replaced by another directory): the records
@@ -60,12 +73,13 @@ struct LiveReport {
     std::uint64_t rows_updated = 0;
     std::uint64_t rows_deleted = 0;  // entries rows of re-listed directories
     std::uint64_t subtrees_removed = 0;
-    bool keys_changed = false;              // a name was added or removed: meta.generation moved
-    std::vector<std::string> relist_whole;  // partial directories not applied (see RelistedDir)
+    bool keys_changed = false;                 // a name was added or removed: meta.generation moved
+    std::vector<WholeRelisting> relist_whole;  // partial directories not applied (RelistedDir)
 };
 
 // Which subdirectories of a re-listed directory need a full walk: those not indexed under the
-// same name as the same directory (device and inode). Empty when `dir` itself is not indexed.
+// same name as the same directory (device and inode), and those RelistedDir::rewalk asks for.
+// Empty when `dir` itself is not indexed.
 // One object per batch: its statements are prepared once for all of the batch's directories.
 class UnindexedSubdirs {
   public:

@@ -28,6 +28,10 @@ core::Status UnindexedSubdirs::find(const RelistedDir& dir, std::vector<std::str
     if (!row) return {};
     for (const core::WalkResult& e : dir.entries) {
         if (!e.is_dir()) continue;
+        if (walked_again(dir, e.name())) {
+            paths->push_back(child_path(path, e.name()));
+            continue;
+        }
         read_entry_.bind_int64(1, id).bind_blob(2, e.name());
         if (auto s = read_entry_.step(&row); !s) return s;
         bool known = false;

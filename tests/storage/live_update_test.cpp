@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 
 #include "core/named_stat.hpp"
@@ -37,7 +38,9 @@ std::vector<core::WalkResult> walk(const std::string& root, std::uint32_t max_de
 }
 
 // What the daemon does for a set of dirty directories: re-list each, walk what is new, apply.
-core::Status relist(Database& db, const std::vector<std::string>& dirs, LiveReport* report) {
+// `rewalk`: RelistedDir::rewalk of each directory, by path.
+core::Status relist(Database& db, const std::vector<std::string>& dirs, LiveReport* report,
+                    const std::map<std::string, std::vector<std::string>>& rewalk = {}) {
     LiveBatch batch;
     for (const std::string& d : dirs) {
         std::vector<core::WalkResult> records = walk(d, 1);
@@ -49,6 +52,7 @@ core::Status relist(Database& db, const std::vector<std::string>& dirs, LiveRepo
                 rd.entries.push_back(std::move(r));
             }
         }
+        if (const auto it = rewalk.find(d); it != rewalk.end()) rd.rewalk = it->second;
         std::vector<std::string> fresh;
         if (auto s = unindexed_subdirs(db, rd, &fresh); !s) return s;
         for (const std::string& sub : fresh) batch.subtrees.push_back({walk(sub, 0)});
@@ -109,11 +113,12 @@ class LiveUpdate : public ::testing::Test {
     void mk(const std::string& rel) const { ASSERT_EQ(::mkdir(p(rel).c_str(), 0755), 0); }
 
     // Applies the dirty directories, then compares with a fresh scan of the tree.
-    void expect_converges(const std::vector<std::string>& dirty_rel) {
+    void expect_converges(const std::vector<std::string>& dirty_rel,
+                          const std::map<std::string, std::vector<std::string>>& rewalk = {}) {
         std::vector<std::string> dirty;
         for (const auto& d : dirty_rel) dirty.push_back(d.empty() ? root_ : p(d));
         LiveReport report;
-        const core::Status s = relist(writer_->database(), dirty, &report);
+        const core::Status s = relist(writer_->database(), dirty, &report, rewalk);
         ASSERT_TRUE(s) << s.to_string();
         ASSERT_TRUE(writer_->collect_garbage());
         const std::string fresh_db = tmp_ / ("fresh" + std::to_string(++fresh_) + ".db");
@@ -307,12 +312,43 @@ TEST_F(LiveUpdate, NamedSubdirectoriesComeAndGoWithTheirSubtrees) {
     EXPECT_EQ(last_.subtrees_removed, 2u);  // a/x, and c (now c2, walked anew)
 }
 
+TEST_F(LiveUpdate, ADirectoryMovedOutAndBackIsWalkedAgain) {
+    // a/x leaves the root, changes while it is away (its events then resolve outside every
+    // root and are dropped), and comes back under its old name with its old inode. The only
+    // changes reported are the two moves, named in a.
+    const std::string away = tmp_ / "away";
+    ASSERT_EQ(::rename(p("a/x").c_str(), away.c_str()), 0);
+    ASSERT_EQ(::unlink((away + "/f2").c_str()), 0);
+    test::write_file(away + "/deep/new", 321);
+    ASSERT_EQ(::rename(away.c_str(), p("a/x").c_str()), 0);
+    expect_named_converges({{"a", {"x"}}});
+    EXPECT_EQ(last_.subtrees_removed, 1u);
+}
+
+TEST_F(LiveUpdate, AWholeListingThatReplacesANamedOneWalksItsSubdirectoriesAgain) {
+    // As above, and a hard link named in the same directory: the named re-listing is not
+    // applied but asks for a whole one, which must still walk a/x again.
+    const std::string away = tmp_ / "away";
+    ASSERT_EQ(::rename(p("a/x").c_str(), away.c_str()), 0);
+    ASSERT_EQ(::unlink((away + "/f2").c_str()), 0);
+    ASSERT_EQ(::rename(away.c_str(), p("a/x").c_str()), 0);
+    ASSERT_EQ(::link(p("b/g").c_str(), p("a/g-link").c_str()), 0);
+    LiveReport report;
+    ASSERT_TRUE(relist_named(writer_->database(), {{p("a"), {"x", "g-link"}}}, &report));
+    ASSERT_EQ(report.relist_whole.size(), 1u);
+    EXPECT_EQ(report.relist_whole[0].path, p("a"));
+    EXPECT_EQ(report.relist_whole[0].rewalk, std::vector<std::string>{"x"});
+    expect_converges({"a"}, {{p("a"), {"x"}}});
+}
+
 TEST_F(LiveUpdate, NamedChangeToAHardLinkedInodeAsksForTheWholeDirectory) {
     ASSERT_EQ(::link(p("b/g").c_str(), p("c/g-link").c_str()), 0);
     LiveReport report;
     const std::string before = test::dump_index(writer_->database());
     ASSERT_TRUE(relist_named(writer_->database(), {{p("c"), {"g-link"}}}, &report));
-    EXPECT_EQ(report.relist_whole, std::vector<std::string>{p("c")});
+    ASSERT_EQ(report.relist_whole.size(), 1u);
+    EXPECT_EQ(report.relist_whole[0].path, p("c"));
+    EXPECT_TRUE(report.relist_whole[0].rewalk.empty());
     EXPECT_EQ(report.dirs_applied, 0u);
     EXPECT_EQ(test::dump_index(writer_->database()), before) << "nothing of c applied";
     // The whole listing then syncs the other name too (inode_sync).

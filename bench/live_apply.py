@@ -14,7 +14,9 @@ Each round (RUNS, default 3) has three phases, one process writing as fast as it
   create    FILES empty files, spread evenly over the DIRS directories
   touch     utime() on each of them (every row's mtime changes)
   delete    unlink each of them
-Per phase: "live" is the time from the first syscall until A's index holds the result (the
+Per phase: "applied/s" is the rows the index took per second of the scan thread's time on
+live batches (status live.busy_ms): the apply rate apart from how fast the writer writes.
+"live" is the time from the first syscall until A's index holds the result (the
 root's entry count for create/delete, the live rows-changed counter of status for touch) and
 the rate FILES / that time; "writer" the time the writing process took. Then, in turn: B's
 `wsctl scan ROOT --wait` (incremental) and a `wsctl find NAME`; `updatedb.plocate` into the
@@ -54,7 +56,8 @@ def wait_until(pred, limit=300.0):
 def root_info(daemon, root):
     st = daemon.status()
     r = [r for r in st["roots"] if r["root"] == root][0]
-    return r["entries"], (st.get("live") or {}).get("rows_changed", 0)
+    live = st.get("live") or {}
+    return r["entries"], live.get("rows_changed", 0), live.get("busy_ms", 0)
 
 
 def main():
@@ -102,7 +105,7 @@ def main():
         time.sleep(5)  # name index loads, WAL checkpoints
         for _ in range(args.runs):
             for phase in ("create", "touch", "delete"):
-                entries0, rows0 = root_info(live, root)
+                entries0, rows0, busy0 = root_info(live, root)
                 t0 = time.monotonic()
                 if phase == "create":
                     for p in files:
@@ -124,6 +127,8 @@ def main():
                 add(phase, "writer", t_written - t0)
                 add(phase, "live", t_done - t0)
                 add(phase, "after_last_write", t_done - t_written)
+                _, rows1, busy1 = root_info(live, root)
+                add(phase, "applied_per_s", (rows1 - rows0) / max(busy1 - busy0, 1) * 1000)
                 s, _ = timed([os.path.join(scan.bin, "wsctl"), "--socket", scan.sock, "scan", root,
                               "--wait"])
                 add(phase, "wsctl_scan", s)
@@ -151,20 +156,20 @@ def main():
         return livelib.median(res[(phase, what)])
 
     print(f"\n{'phase':<7} {'writer_s':>8} {'live_s':>7} {'entries/s':>9} {'after_last_s':>12} "
-          f"{'live_find_s':>11} | {'wsctl_scan_s':>12} {'+find_s':>7} | {'updatedb_s':>10} "
+          f"{'live_find_s':>11} {'applied/s':>9} | {'wsctl_scan_s':>12} {'+find_s':>7} | {'updatedb_s':>10} "
           f"{'+plocate_s':>10} | {'lines live/scan/plocate':>23}")
     for phase in ("create", "touch", "delete"):
         lines = "/".join(str(int(m(phase, k))) for k in ("live_find_lines", "scan_find_lines",
                                                           "plocate_lines"))
         print(f"{phase:<7} {m(phase, 'writer'):>8.2f} {m(phase, 'live'):>7.2f} "
               f"{args.files / m(phase, 'live'):>9.0f} {m(phase, 'after_last_write'):>12.2f} "
-              f"{m(phase, 'live_find'):>11.3f} | {m(phase, 'wsctl_scan'):>12.2f} "
+              f"{m(phase, 'live_find'):>11.3f} {m(phase, 'applied_per_s'):>9.0f} | {m(phase, 'wsctl_scan'):>12.2f} "
               f"{m(phase, 'scan_find'):>7.3f} | {m(phase, 'updatedb'):>10.2f} "
               f"{m(phase, 'plocate'):>10.3f} | {lines:>23}")
     print(f"# live_find2 (the same find again) medians: "
           + ", ".join(f"{p} {m(p, 'live_find2'):.3f} s" for p in ("create", "touch", "delete")))
     rows = [sum(int(x) for x in g) for g in
-            re.findall(r"live index: \d+ directories, (\d+) rows added, (\d+) changed, (\d+) "
+            re.findall(r"live index: \d+ directories(?: \(\d+ skipped\))?, (\d+) rows added, (\d+) changed, (\d+) "
                        r"removed", log)]
     if rows:
         print(f"# live batches (debug log): {len(rows)}, rows per batch median "

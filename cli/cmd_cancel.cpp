@@ -15,7 +15,8 @@ int run_cancel(const Context& ctx, const CancelOptions& options) {
     if (!cancelled) return bad_reply(ctx, cancelled.error());
     if (ctx.json) {
         print_json(ctx, reply.value());
-    } else if (cancelled->cancelled.empty() && cancelled->unnumbered == 0) {
+    } else if (cancelled->cancelled.empty() && cancelled->unnumbered == 0 &&
+               cancelled->dupes == 0) {
         write_out(ctx, "nothing to cancel: no scan is running\n");
     } else {
         for (const auto id : cancelled->cancelled) {
@@ -25,6 +26,10 @@ int run_cancel(const Context& ctx, const CancelOptions& options) {
         if (const auto n = cancelled->unnumbered; n != 0) {
             write_out(ctx, "cancelled " + std::to_string(n) + (n == 1 ? " scan" : " scans") +
                                " that had no id yet (starting or queued)\n");
+        }
+        if (const auto n = cancelled->dupes; n != 0) {
+            write_out(ctx, "cancelled " + std::to_string(n) + " dupes" +
+                               (n == 1 ? " run" : " runs") + "\n");
         }
     }
     return finish(ctx, 0);

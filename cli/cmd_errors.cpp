@@ -1,6 +1,7 @@
 // wsctl errors [--scan ID]: the entries a scan could not read (EACCES, ENOENT, ...).
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "cli/json_stream.hpp"
 #include "ipc/methods.hpp"
 
 namespace wsindex::cli {
@@ -11,33 +12,47 @@ int run_errors(const Context& ctx, const ErrorsOptions& options) {
     ipc::ErrorsParams params;
     params.scan_id = options.scan_id;
     params.limit = options.limit;
-    // Streamed like find (a scan of a hostile tree can have many errors): gather the batches.
+    // Streamed like find (a scan of a hostile tree can have many errors). --json writes each
+    // batch as it comes; the table gathers them (its columns are aligned over all rows).
     ipc::ErrorsReply errors;
-    nlohmann::json collected = nlohmann::json::array();
+    JsonArrayStream json(ctx, "errors");
     std::optional<ipc::Error> decode_error;
-    auto stream_error =
-        client->call_more(ipc::method::kErrors, ipc::to_json(params),
-                          [&](const nlohmann::json& parameters, bool /*continues*/) {
-                              auto batch = ipc::from_json<ipc::ErrorsReply>(parameters);
-                              if (!batch) {
-                                  decode_error = batch.error();
-                                  return false;
-                              }
-                              if (batch->scan_id != 0) errors.scan_id = batch->scan_id;
-                              for (auto& e : batch->errors) errors.errors.push_back(std::move(e));
-                              if (const auto it = parameters.find("errors");
-                                  it != parameters.end() && it->is_array()) {
-                                  for (const auto& e : *it) collected.push_back(e);
-                              }
-                              return true;
-                          });
-    if (stream_error) return report(ctx, *stream_error);
-    if (decode_error) return bad_reply(ctx, *decode_error);
+    auto stream_error = client->call_more(
+        ipc::method::kErrors, ipc::to_json(params),
+        [&](const nlohmann::json& parameters, bool /*continues*/) {
+            auto batch = ipc::from_json<ipc::ErrorsReply>(parameters);
+            if (!batch) {
+                decode_error = batch.error();
+                return false;
+            }
+            if (batch->scan_id != 0) errors.scan_id = batch->scan_id;
+            if (!ctx.json) {
+                for (auto& e : batch->errors) errors.errors.push_back(std::move(e));
+                return true;
+            }
+            // Passed through as the daemon encoded them (lossless).
+            if (const auto it = parameters.find("errors");
+                it != parameters.end() && it->is_array()) {
+                for (const auto& e : *it) {
+                    const auto text = ipc::dump_json(e);
+                    if (!text) {
+                        decode_error = ipc::make_error(ipc::ErrorKind::Protocol,
+                                                       "an error entry that is not valid UTF-8");
+                        return false;
+                    }
+                    json.element(*text);
+                }
+            }
+            return true;
+        });
     if (ctx.json) {
-        print_json(ctx,
-                   nlohmann::json{{"scan_id", errors.scan_id}, {"errors", std::move(collected)}});
+        if (stream_error) return json.fail(*stream_error);
+        if (decode_error) return json.fail(unexpected_reply(*decode_error));
+        json.close(R"("scan_id":)" + std::to_string(errors.scan_id));
         return finish(ctx, 0);
     }
+    if (stream_error) return report(ctx, *stream_error);
+    if (decode_error) return bad_reply(ctx, *decode_error);
     if (errors.scan_id == 0) {
         write_out(ctx, "no scans yet (wsctl scan PATH)\n");
         return finish(ctx, 0);

@@ -1,12 +1,15 @@
 // wsctl find [PATTERN]: entries matching a name pattern and filters, streamed as they come.
 #include <chrono>
 #include <cstdio>
+#include <span>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "cli/json_stream.hpp"
 #include "core/clock.hpp"
 #include "ipc/find_reply_reader.hpp"
+#include "ipc/find_reply_writer.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/path_text.hpp"
 
@@ -52,6 +55,27 @@ std::optional<ipc::FindParams> build_params(const Context& ctx, const FindOption
     return params;
 }
 
+// Writes a batch's entries as JSON elements. The daemon's own writer makes the text, so it is
+// what the daemon sent for this shape of reply (which FindReplyReader alone accepts); its
+// "{"entries":[" ... "]}" frame is cut off to leave the elements.
+void write_json_entries(JsonArrayStream& json, ipc::FindReplyWriter& writer,
+                        std::span<const ipc::FindEntry> entries) {
+    if (entries.empty()) return;
+    for (const ipc::FindEntry& entry : entries) {
+        if (entry.has_metadata) {
+            writer.add(entry.path, entry.type, entry.size, entry.mtime_ns);
+        } else {
+            writer.add_path(entry.path, entry.type);
+        }
+    }
+    const std::string text = writer.take();
+    constexpr std::string_view kOpen = R"({"entries":[)";
+    constexpr std::string_view kClose = "]}";
+    json.elements(
+        std::string_view(text).substr(kOpen.size(), text.size() - kOpen.size() - kClose.size()),
+        entries.size());
+}
+
 std::string long_line(const ipc::FindEntry& entry, const std::string& path) {
     char head[64];
     std::snprintf(head, sizeof head, "%c  %10s  %s  ", entry.type, format_bytes(entry.size).c_str(),
@@ -76,7 +100,8 @@ int run_find(const Context& ctx, const FindOptions& options) {
     // Paths to a terminal are escaped so that odd names cannot garble it; to a pipe or file they
     // are written as raw bytes, one per line, like find(1) (use -0 for names with newlines).
     const bool escape = ctx.stdout_tty;
-    nlohmann::json collected = nlohmann::json::array();  // --json only
+    JsonArrayStream json(ctx, "entries");  // --json only
+    ipc::FindReplyWriter json_batch;       // --json: a decoded batch back as the daemon's text
     bool truncated = false;
     std::uint64_t count = 0;
     std::optional<ipc::Error> decode_error;
@@ -97,18 +122,19 @@ int run_find(const Context& ctx, const FindOptions& options) {
         write_out(ctx, "\n");
     };
     // Replies in the daemon's usual shape are decoded without a DOM; anything else, errors
-    // included, goes the DOM way below. --json keeps the DOM: it passes the daemon's values
-    // through as they are.
+    // included, goes the DOM way below. Every output is written batch by batch, so wsctl holds
+    // one batch at a time, whatever the size of the answer.
     ipc::FindReplyReader reader;
-    ipc::Client::FrameReader fast;
-    if (!ctx.json) {
-        fast = [&](std::string_view frame) -> std::optional<bool> {
-            if (!reader.read(frame)) return std::nullopt;
+    ipc::Client::FrameReader fast = [&](std::string_view frame) -> std::optional<bool> {
+        if (!reader.read(frame)) return std::nullopt;
+        if (ctx.json) {
+            write_json_entries(json, json_batch, reader.entries());
+        } else {
             for (const ipc::FindEntry& entry : reader.entries()) print(entry);
-            if (!reader.continues()) truncated = reader.truncated();
-            return reader.continues();
-        };
-    }
+        }
+        if (!reader.continues()) truncated = reader.truncated();
+        return reader.continues();
+    };
     auto stream_error = client->call_more(
         ipc::method::kFind, ipc::to_json(*params),
         [&](const nlohmann::json& parameters, bool continues) {
@@ -116,7 +142,15 @@ int run_find(const Context& ctx, const FindOptions& options) {
                 // Pass the entries through as the daemon encoded them (lossless).
                 const auto it = parameters.find("entries");
                 if (it != parameters.end() && it->is_array()) {
-                    for (const auto& entry : *it) collected.push_back(entry);
+                    for (const auto& entry : *it) {
+                        const auto text = ipc::dump_json(entry);
+                        if (!text) {
+                            decode_error = ipc::make_error(ipc::ErrorKind::Protocol,
+                                                           "an entry that is not valid UTF-8");
+                            return false;
+                        }
+                        json.element(*text);
+                    }
                 }
                 const auto t = parameters.find("truncated");
                 if (!continues && t != parameters.end() && t->is_boolean())
@@ -133,9 +167,13 @@ int run_find(const Context& ctx, const FindOptions& options) {
             return true;
         },
         fast);
+    if (ctx.json) {
+        if (stream_error) return json.fail(*stream_error);
+        if (decode_error) return json.fail(unexpected_reply(*decode_error));
+        count = json.count();
+    }
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
-    if (ctx.json) count = collected.size();
     if (truncated && (options.limit == 0 || count < options.limit)) {
         // Not the caller's --limit: the daemon's own cap (max_find_results). Always say so, also
         // to scripts, since a silently partial answer is worse than a noisy one.
@@ -145,10 +183,7 @@ int run_find(const Context& ctx, const FindOptions& options) {
     } else if (truncated && ctx.stderr_tty) {
         note(ctx, "stopped at --limit " + std::to_string(options.limit));
     }
-    if (ctx.json) {
-        print_json(ctx,
-                   nlohmann::json{{"entries", std::move(collected)}, {"truncated", truncated}});
-    }
+    if (ctx.json) json.close(truncated ? R"("truncated":true)" : R"("truncated":false)");
     return finish(ctx, 0);
 }
 

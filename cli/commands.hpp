@@ -65,6 +65,22 @@ int run_scans(const Context& ctx, const ScansOptions& options);
 
 int run_version(const Context& ctx);
 
+struct UiOptions {
+    std::string path;    // as given; empty: the cwd if indexed, else the largest visible root
+    bool bytes = false;  // -b: exact byte counts instead of units
+};
+// The interactive browser (cli/ui/); needs a terminal. Not in wsindex::cli but in
+// wsindex::cli_ui, which only wsctl links (it brings ncursesw).
+int run_ui(const Context& ctx, const UiOptions& options);
+
+struct DupesOptions {
+    std::vector<std::string> paths;  // as given; made absolute by run_dupes; empty: everything
+    std::string min_size = "1";      // a byte count (1k, 4M ...); 0 lets empty files in
+    bool null_separated = false;     // -0: each path NUL-terminated, one more NUL per group
+    bool paranoid = false;           // byte comparison after hashing
+};
+int run_dupes(const Context& ctx, const DupesOptions& options);
+
 // The client's own version (the project version at build time).
 const char* client_version();
 

@@ -18,15 +18,20 @@ ipc::Result<ipc::Client> connect(const Context& ctx, bool wait_forever) {
 
 namespace {
 
-void print_error_document(const Context& ctx, std::string_view name, std::string_view message,
-                          int code) {
-    nlohmann::json doc{{"error", std::string(name)},
-                       {"message", ipc::sanitize_utf8(message)},
-                       {"exit_code", code}};
-    print_json(ctx, doc);
+nlohmann::json error_document(const ipc::Error& error, int code) {
+    const std::string name =
+        error.name.empty() ? std::string(ipc::error_name(error.kind)) : error.name;
+    return nlohmann::json{
+        {"error", name}, {"message", ipc::sanitize_utf8(error.message)}, {"exit_code", code}};
 }
 
 }  // namespace
+
+std::string error_fields(const ipc::Error& error, int code) {
+    // Always serialisable: the message is made valid UTF-8 and the name is ASCII.
+    const auto text = ipc::dump_json(error_document(error, code)).value_or("{}");
+    return text.substr(1, text.size() - 2);
+}
 
 int report(const Context& ctx, const ipc::Error& error) {
     const int code = exit_code_for(error);
@@ -37,25 +42,27 @@ int report(const Context& ctx, const ipc::Error& error) {
                      "wsindexd) or point wsctl at its socket with --socket or "
                      "WSINDEX_SOCKET\n");
     }
-    if (ctx.json) {
-        const std::string name =
-            error.name.empty() ? std::string(ipc::error_name(error.kind)) : error.name;
-        print_error_document(ctx, name, error.message, code);
-    }
+    if (ctx.json) print_json(ctx, error_document(error, code));
     return finish(ctx, code);
 }
 
 int usage_error(const Context& ctx, std::string_view message) {
     std::fprintf(ctx.err, "wsctl: %.*s\n", static_cast<int>(message.size()), message.data());
-    if (ctx.json) print_error_document(ctx, "local.Usage", message, kExitUsage);
+    if (ctx.json) {
+        ipc::Error usage = ipc::make_error(ipc::ErrorKind::Protocol, std::string(message));
+        usage.name = "local.Usage";
+        print_json(ctx, error_document(usage, kExitUsage));
+    }
     return finish(ctx, kExitUsage);
 }
 
+ipc::Error unexpected_reply(const ipc::Error& error) {
+    return ipc::make_error(ipc::ErrorKind::Protocol,
+                           "unexpected reply from wsindexd (another version?): " + error.message);
+}
+
 int bad_reply(const Context& ctx, const ipc::Error& error) {
-    ipc::Error wrapped =
-        ipc::make_error(ipc::ErrorKind::Protocol,
-                        "unexpected reply from wsindexd (another version?): " + error.message);
-    return report(ctx, wrapped);
+    return report(ctx, unexpected_reply(error));
 }
 
 void note(const Context& ctx, std::string_view message) {

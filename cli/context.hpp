@@ -34,6 +34,12 @@ int usage_error(const Context& ctx, std::string_view message);
 
 // Reports a reply the client could not decode (a daemon of another version) as a failure.
 int bad_reply(const Context& ctx, const ipc::Error& error);
+// The error bad_reply reports for `error`.
+ipc::Error unexpected_reply(const ipc::Error& error);
+
+// The members of the --json error document, as sorted JSON text without braces:
+// "error":"<name>","exit_code":N,"message":"<text>".
+std::string error_fields(const ipc::Error& error, int code);
 
 // A warning or note for people on stderr ("wsctl: ..."), never on stdout.
 void note(const Context& ctx, std::string_view message);

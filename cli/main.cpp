@@ -10,9 +10,11 @@
 //   cmd_forget.cpp    forget ROOT
 //   cmd_find.cpp      find [PATTERN] with filters; -0, -l, --json
 //   cmd_du.cpp        du [PATH] --depth/--top
+//   cmd_dupes.cpp     dupes [PATH...] --min-size/--paranoid/-0
 //   cmd_errors.cpp    errors [--scan ID]
 //   cmd_scans.cpp     scans (history)
 //   cmd_version.cpp   version (client and daemon)
+//   ui/               ui [PATH]: the interactive browser (ncursesw; see ui/browser.hpp)
 //   context.{hpp,cpp} connecting, printing, error reports shared by the commands
 //   progress.{hpp,cpp} the live progress line / plain progress lines of scan --wait
 //   format.{hpp,cpp}  units (KiB, MiB), counts, durations, times, terminal-safe paths, tables
@@ -191,8 +193,34 @@ int main(int argc, char** argv) {
         ->check(kWholeNumber);
     add_common(*scans_cmd, common);
 
+    UiOptions ui;
+    auto* ui_cmd = app.add_subcommand(
+        "ui", "Browse sizes and search the index interactively (like ncdu; needs a terminal)");
+    ui_cmd
+        ->add_option("path", ui.path,
+                     "The directory to open (default: the current one if indexed, else your "
+                     "largest root)")
+        ->type_name("PATH");
+    ui_cmd->add_flag("-b,--bytes", ui.bytes, "Exact byte counts instead of KiB/MiB/...");
+    add_common(*ui_cmd, common);
+
     auto* version_cmd = app.add_subcommand("version", "Versions of wsctl and of the daemon");
     add_common(*version_cmd, common);
+
+    DupesOptions dupes;
+    auto* dupes_cmd =
+        app.add_subcommand("dupes", "Files with identical content (hashed by the daemon)");
+    dupes_cmd->add_option("path", dupes.paths, "Only below these directories (default: all)")
+        ->type_name("PATH");
+    dupes_cmd
+        ->add_option("--min-size", dupes.min_size,
+                     "Only files of at least N bytes (1k, 4M ...; default 1: no empty files)")
+        ->type_name("N");
+    dupes_cmd->add_flag("--paranoid", dupes.paranoid,
+                        "Compare the bytes of each group after hashing");
+    dupes_cmd->add_flag("-0,--null", dupes.null_separated,
+                        "NUL-terminated raw paths, one more NUL after each group");
+    add_common(*dupes_cmd, common);
 
     for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
 
@@ -221,5 +249,7 @@ int main(int argc, char** argv) {
     if (errors_cmd->parsed()) return run_errors(ctx, errors);
     if (scans_cmd->parsed()) return run_scans(ctx, scans);
     if (version_cmd->parsed()) return run_version(ctx);
+    if (ui_cmd->parsed()) return run_ui(ctx, ui);
+    if (dupes_cmd->parsed()) return run_dupes(ctx, dupes);
     return usage_error(ctx, "no command given (see wsctl --help)");
 }

@@ -50,7 +50,8 @@ struct DirNode {
     std::uint32_t depth = 0;
     std::uint64_t dev = 0;
     std::uint64_t ino = 0;
-    std::weak_ptr<DirFd> fd;  // still open while someone holds it: a base for reopening
+    std::uint64_t root_dev = 0;  // the device of the walk's root above it (one_file_system)
+    std::weak_ptr<DirFd> fd;     // still open while someone holds it: a base for reopening
 
     [[nodiscard]] const char* name() const { return path.c_str() + name_offset; }
 };

@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include "core/fs_ops.hpp"
+
 namespace wsindex::core {
 
 EntryType entry_type_from_mode(std::uint32_t mode) {
@@ -24,6 +26,21 @@ EntryType entry_type_from_mode(std::uint32_t mode) {
         default:
             return EntryType::Unknown;
     }
+}
+
+void fill_stat(WalkResult& r, const FileStat& st) {
+    r.has_stat = true;
+    r.size = st.size;
+    r.blocks = st.blocks;
+    r.dev = st.dev;
+    r.ino = st.ino;
+    r.nlink = st.nlink;
+    r.mode = st.mode;
+    r.uid = st.uid;
+    r.gid = st.gid;
+    r.mtime_ns = st.mtime_ns;
+    r.ctime_ns = st.ctime_ns;
+    r.type = entry_type_from_mode(st.mode);
 }
 
 }  // namespace wsindex::core

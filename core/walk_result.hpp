@@ -68,4 +68,9 @@ struct WalkResult {
     [[nodiscard]] bool is_dir() const { return type == EntryType::Directory; }
 };
 
+struct FileStat;
+// Every stat field of `r` from `st` (has_stat, size ... ctime_ns, type): what a walk and a
+// per-name stat (named_stat.hpp) both record.
+void fill_stat(WalkResult& r, const FileStat& st);
+
 }  // namespace wsindex::core

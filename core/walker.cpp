@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -46,7 +47,20 @@ struct alignas(64) Scratch {
     DirBuffer buffer;                      // reused for every directory that is not split
     std::vector<std::string> spare_paths;  // buffers from the PathRecycler
     OwnerCounter dirs_read, entries, chunks, reopens, max_open_fds;  // read after the run
+    bool priority_checked = false;  // this worker looked at its priority (its own thread only)
 };
+
+// Workers beyond one per CPU are there to keep requests in flight while the others wait on a
+// cold disk. At the lowest priority they take a CPU only when it would otherwise idle (the
+// others blocked), so on a warm cache they do not take CPU time from the walk's consumer.
+void yield_priority_if_extra(unsigned worker_index, Scratch& me) {
+    if (me.priority_checked) return;
+    me.priority_checked = true;
+    if (worker_index < std::max(1u, std::thread::hardware_concurrency())) return;
+    const auto tid = static_cast<id_t>(::gettid());
+    // Raising one's nice value needs no privilege; a failure leaves the thread as it was.
+    (void)::setpriority(PRIO_PROCESS, tid, 19);
+}
 
 // How often a long stat loop looks at the stop flags (entries).
 constexpr std::size_t kStopCheckEvery = 256;
@@ -55,22 +69,11 @@ Status canceled_status() {
     return Status(std::make_error_code(std::errc::operation_canceled), "walk cancelled");
 }
 
-void fill_stat(WalkResult& r, const FileStat& st) {
-    r.has_stat = true;
-    r.size = st.size;
-    r.blocks = st.blocks;
-    r.dev = st.dev;
-    r.ino = st.ino;
-    r.nlink = st.nlink;
-    r.mode = st.mode;
-    r.uid = st.uid;
-    r.gid = st.gid;
-    r.mtime_ns = st.mtime_ns;
-    r.ctime_ns = st.ctime_ns;
-    r.type = entry_type_from_mode(st.mode);
-}
-
 }  // namespace
+
+unsigned default_walk_workers() {
+    return std::max(kMinDefaultWalkWorkers, std::thread::hardware_concurrency());
+}
 
 struct Walker::Impl {
     explicit Impl(WalkOptions o)
@@ -85,14 +88,18 @@ struct Walker::Impl {
         PoolOptions p;
         p.workers = workers;
         p.result_batch = o.result_batch;
-        p.queued_batches = o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * workers;
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        p.queued_batches =
+            o.queued_batches != 0 ? o.queued_batches : std::size_t{16} * std::min(workers, cpus);
         return p;
     }
     static unsigned resolved_workers(unsigned requested) {
-        return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+        return requested != 0 ? requested : default_walk_workers();
     }
 
     Status run(std::string_view root, const Consumer& consume);
+    Status run_many(std::span<const std::string> roots, const Consumer& consume,
+                    std::vector<Status>* root_status);
     Status run_task(WalkItem& item, Pool::Context& ctx);
     Status walk_dir(WalkItem& item, Pool::Context& ctx);
     Status stat_entries(const std::shared_ptr<const DirNode>& node,
@@ -111,16 +118,17 @@ struct Walker::Impl {
     Pool pool;
 
     // Per run. Written by run() before submit (the pool's hub mutex publishes them).
-    std::uint64_t root_dev = 0;
     std::int64_t fd_budget = 0;
-    std::shared_ptr<DirFd> cwd;      // base for opening the root
-    std::shared_ptr<DirFd> root_fd;  // kept open for the whole run: every reopen can start here
+    std::shared_ptr<DirFd> cwd;  // base for opening the roots
+    // The roots' fds, kept open for the whole run: every reopen can start at one of them.
+    std::mutex root_fds_mutex;
+    std::vector<std::shared_ptr<DirFd>> root_fds;
 
     // relaxed: ids only need to be unique; nothing is published through the counter.
     std::atomic<std::uint64_t> next_dir_id{2};
     std::atomic<std::int64_t> open_fds{0};
     std::atomic<bool> cancel_flag{false};
-    std::mutex run_mutex;  // one run at a time; root_fd is also reset under it
+    std::mutex run_mutex;  // one run at a time
     PathRecycler recycler;
 
     // A path buffer for a new result: recycled when one is at hand, else empty.
@@ -152,43 +160,68 @@ void Walker::Impl::setup_fd_budget() {
 }
 
 Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
+    if (root_view.empty()) {
+        return Status(std::make_error_code(std::errc::invalid_argument), "empty scan root");
+    }
+    const std::string root(root_view);
+    std::vector<Status> root_status;
+    Status status = run_many(std::span<const std::string>(&root, 1), consume, &root_status);
+    return root_status[0] ? status : root_status[0];
+}
+
+Status Walker::Impl::run_many(std::span<const std::string> roots, const Consumer& consume,
+                              std::vector<Status>* root_status) {
     std::lock_guard guard(run_mutex);
     for (auto& s : scratch) {
         for (OwnerCounter* c : {&s.dirs_read, &s.entries, &s.chunks, &s.reopens, &s.max_open_fds}) {
             c->reset();  // workers are idle between runs
         }
     }
-    if (root_view.empty()) {
-        return Status(std::make_error_code(std::errc::invalid_argument), "empty scan root");
+    root_status->assign(roots.size(), Status::ok());
+    // The roots must exist: lstat each (no symlink following in the last component) before any
+    // work; one that cannot be is left out with a clear error.
+    std::vector<WalkResult> seeds;
+    std::vector<WalkResult> single;  // roots that are files or symlinks: one record each
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+        if (roots[i].empty()) {
+            (*root_status)[i] =
+                Status(std::make_error_code(std::errc::invalid_argument), "empty scan root");
+            continue;
+        }
+        WalkResult root;
+        root.path = roots[i];
+        FileStat st;
+        if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st, true); rc < 0) {
+            (*root_status)[i] = Status::from_errno(-rc, "scan root " + root.path);
+            continue;
+        }
+        fill_stat(root, st);
+        if (!root.is_dir()) {  // not listed: no pool needed for it
+            scratch[0].entries.add();
+            single.push_back(std::move(root));
+            continue;
+        }
+        root.dir_id = i + 1;
+        seeds.push_back(std::move(root));
     }
-    WalkResult root;
-    root.path.assign(root_view);
-    FileStat st;
-    // The root must exist: lstat it (no symlink following in the last component) before any
-    // work, and fail with a clear error if that is impossible.
-    if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st, true); rc < 0) {
-        return Status::from_errno(-rc, "scan root " + root.path);
-    }
-    fill_stat(root, st);
     if (cancelled()) {
         cancel_flag.store(false, std::memory_order_relaxed);
         return canceled_status();
     }
-    if (!root.is_dir()) {  // a file or a symlink (not followed): one record, no pool needed
-        scratch[0].entries.add();
-        std::vector<WalkResult> one(1, std::move(root));
-        return consume(std::span<WalkResult>(one));
+    if (!single.empty()) {
+        if (Status s = consume(std::span<WalkResult>(single)); !s) return s;
     }
-    root.dir_id = 1;
-    next_dir_id.store(2, std::memory_order_relaxed);
-    root_dev = st.dev;
+    if (seeds.empty()) return Status::ok();
+    next_dir_id.store(roots.size() + 1, std::memory_order_relaxed);
     setup_fd_budget();
     cwd = std::make_shared<DirFd>(fs);
 
-    WalkItem item;
-    item.parent_fd = cwd;
-    item.self = std::move(root);
-    pool.submit(std::move(item));
+    for (WalkResult& root : seeds) {
+        WalkItem item;
+        item.parent_fd = cwd;
+        item.self = std::move(root);
+        pool.submit(std::move(item));
+    }
     // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
     if (cancelled()) pool.request_stop();
     Status status = pool.consume_until_done([&](std::span<WalkResult> batch) {
@@ -198,7 +231,10 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
     });
     recycler.clear();
     for (auto& s : scratch) s.spare_paths.clear();  // workers are idle: the run is done
-    root_fd.reset();
+    {
+        std::lock_guard lock(root_fds_mutex);
+        root_fds.clear();
+    }
     cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
     // The pool's first error wins, whatever came after it: a fatal error followed by a cancel
@@ -208,6 +244,7 @@ Status Walker::Impl::run(std::string_view root_view, const Consumer& consume) {
 
 Status Walker::Impl::run_task(WalkItem& item, Pool::Context& ctx) {
     if (cancelled()) return canceled_status();
+    yield_priority_if_extra(ctx.worker_index(), scratch[ctx.worker_index()]);
     if (item.listing == nullptr) return walk_dir(item, ctx);
     scratch[ctx.worker_index()].chunks.add();
     const Listing& l = *item.listing;
@@ -258,7 +295,10 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
     }
     auto dir_fd = std::make_shared<DirFd>(fd, fs, &open_fds);
     me.max_open_fds.max(static_cast<std::uint64_t>(open_fds.load(std::memory_order_relaxed)));
-    if (item.parent == nullptr) root_fd = dir_fd;  // before any child exists (see reopen)
+    if (item.parent == nullptr) {  // before any child exists (see reopen)
+        std::lock_guard lock(root_fds_mutex);
+        root_fds.push_back(dir_fd);
+    }
 
     // A new file system (a mount point): its type decides whether to descend (PRUNEFS).
     if (prune.has_fs_rules() && item.parent != nullptr && self.dev != item.parent->dev) {
@@ -284,6 +324,7 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
     node->id = self.dir_id;
     node->depth = self.depth;
     node->dev = self.dev;
+    node->root_dev = node->parent ? node->parent->root_dev : self.dev;
     node->ino = self.ino;
     node->fd = dir_fd;
     std::shared_ptr<const DirNode> cnode = std::move(node);
@@ -383,7 +424,7 @@ Status Walker::Impl::stat_entries(const std::shared_ptr<const DirNode>& node,
         if (!options.full_paths) set_full_path();
         r.dir_id = next_dir_id.fetch_add(1, std::memory_order_relaxed);
         bool descend = true;
-        if (options.one_file_system && st.dev != root_dev) descend = false;
+        if (options.one_file_system && st.dev != node->root_dev) descend = false;
         if (options.max_depth != 0 && r.depth >= options.max_depth) descend = false;
         if (descend && prune.has_dir_rules() && prune.prune_dir(r.path, r.name())) descend = false;
         if (descend && (st.maybe_mount_root || st.dev != node->dev)) {
@@ -421,6 +462,11 @@ Walker::~Walker() = default;
 
 Status Walker::run(std::string_view root, const Consumer& consume) {
     return impl_->run(root, consume);
+}
+
+Status Walker::run_many(std::span<const std::string> roots, const Consumer& consume,
+                        std::vector<Status>* root_status) {
+    return impl_->run_many(roots, consume, root_status);
 }
 
 void Walker::cancel() {

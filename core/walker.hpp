@@ -42,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,8 +67,17 @@ class CancelToken {
     std::shared_ptr<std::atomic<bool>> flag_;
 };
 
+// Walker threads when WalkOptions::workers is 0: one per CPU, and never fewer than
+// kMinDefaultWalkWorkers. On a cold cache a worker spends most of the walk blocked in openat,
+// getdents64 or statx, one request each; more workers than CPUs keep that many requests in
+// flight for the disk. The workers beyond one per CPU run at nice 19: on a warm cache, where
+// every worker has CPU work, they yield the CPUs to the others and to the consumer
+// (docs/performance.md).
+inline constexpr unsigned kMinDefaultWalkWorkers = 16;
+unsigned default_walk_workers();
+
 struct WalkOptions {
-    unsigned workers = 0;          // 0: std::thread::hardware_concurrency()
+    unsigned workers = 0;          // 0: default_walk_workers()
     bool one_file_system = false;  // do not descend into directories with another st_dev
     PruneRules prune;
     // Open directory descriptors the walk may hold (transient reopen fds add ~2 per worker).
@@ -79,9 +89,10 @@ struct WalkOptions {
     std::size_t chunk_entries = 1024;
     std::size_t result_batch = 1024;  // results per batch handed to the consumer
     // Batches that may wait for the consumer before workers block (backpressure). 0: 16 per
-    // worker. A consumer that writes in bulk (the index commits many thousand rows at once)
-    // needs more than one commit's worth queued, or every worker blocks for every commit
-    // (measurements: docs/ and bench/).
+    // worker, for at most as many workers as CPUs (workers beyond the CPUs are there to wait on
+    // the disk, not to queue more results). A consumer that writes in bulk (the index commits many
+    // thousand rows at once) needs more than one commit's worth queued, or every worker blocks for
+    // every commit (measurements: docs/ and bench/).
     std::size_t queued_batches = 0;
     // false: a record of a file (any non-directory) that was stat'ed without error carries
     // only its name in `path` (name_offset 0); directories and records with an error still
@@ -122,6 +133,16 @@ class Walker {
     // `consume` on this thread. Returns ok, the first fatal error, the consumer's failure, an
     // error for a root that cannot be lstat'ed (before any work), or operation_canceled.
     Status run(std::string_view root, const Consumer& consume);
+
+    // As run(), for several roots in one run of the pool: the live index re-lists many
+    // directories one level each (max_depth = 1), and one hand-off to the workers per batch
+    // instead of one per directory keeps the threads from waking and parking per directory.
+    // Root i that is a directory gets dir_id i + 1 (its records carry it as parent_id); results
+    // of different roots interleave. A root that cannot be lstat'ed is left out, with its error
+    // in (*root_status)[i] (resized to roots.size(); ok for the others). Returns ok, the first
+    // fatal error, the consumer's failure, or operation_canceled.
+    Status run_many(std::span<const std::string> roots, const Consumer& consume,
+                    std::vector<Status>* root_status);
 
     // Any thread. Stops the current run (or the next one, if none runs) as soon as possible.
     void cancel();

@@ -15,8 +15,9 @@ std::variant<CommandLine, int> parse_command_line(int argc, const char* const* a
     auto* o_config = app.add_option("--config", config, "configuration file (docs/daemon.md)");
     auto* o_socket = app.add_option("--socket", socket, "Unix socket path to listen on");
     auto* o_db = app.add_option("--db", db, "index database path");
-    auto* o_workers = app.add_option("--workers", workers, "walker threads (0: one per CPU)")
-                          ->check(CLI::Range(0u, 1024u));
+    auto* o_workers =
+        app.add_option("--workers", workers, "walker threads (0: one per CPU, at least 16)")
+            ->check(CLI::Range(0u, 1024u));
     auto* o_level = app.add_option("--log-level", level, "trace, debug, info, warn, error, off")
                         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error",
                                                "critical", "off"}));

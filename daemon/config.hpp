@@ -43,7 +43,7 @@ struct Config {
     std::string db_path;      // empty: default_db_path()
     mode_t socket_mode = 0660;
     std::string socket_group;  // empty: the daemon's own group
-    unsigned workers = 0;      // walker threads; 0: one per CPU
+    unsigned workers = 0;      // walker threads; 0: core::default_walk_workers()
     std::string log_level = "info";
 
     std::vector<RootConfig> roots;

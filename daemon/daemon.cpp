@@ -147,6 +147,11 @@ core::Status Daemon::start() {
     limits.max_message_bytes = server_options.limits.max_message_bytes;
     start_live();
     HandlerContext context{io_, *scans_, *queries_, *waiters_, options_.seams, limits};
+    DupesServiceOptions dupes_options;
+    dupes_options.db_path = c.db_path;
+    dupes_options.workers = c.workers;
+    dupes_ = std::make_unique<DupesService>(std::move(dupes_options));
+    context.dupes = dupes_.get();
     if (live_) {
         context.live_roots = [m = live_.get()] { return m->status(); };
         context.live_unwatch = [m = live_.get()](const std::string& root) { m->unwatch(root); };
@@ -195,6 +200,7 @@ void Daemon::run() {
     // do. Left behind, the next opener rebuilt the WAL index from an 80 MB log and read every
     // page through it until a checkpoint (a standalone reader: 90 ms for a find that takes 29).
     if (live_) live_->stop();  // it feeds the scan service
+    if (dupes_) dupes_->stop();
     queries_->stop();
     scans_->stop();
     // Let the sessions finish closing (their handlers are ready; nothing blocks).

@@ -77,8 +77,9 @@ class Daemon {
     std::optional<boost::asio::signal_set> signals_;
     std::unique_ptr<ScanService> scans_;
     std::unique_ptr<QueryPool> queries_;
-    std::unique_ptr<LiveMonitor> live_;  // null when the live index is off
-    void start_live();                   // after the scan service and the query pool
+    std::unique_ptr<DupesService> dupes_;  // wsindex.Dupes runs
+    std::unique_ptr<LiveMonitor> live_;    // null when the live index is off
+    void start_live();                     // after the scan service and the query pool
     void on_root_event(const monitor::RootEvent& event);  // monitor thread
     [[nodiscard]] bool may_watch(const std::string& root) const;
     std::atomic<QueryPool*> names_owner_{nullptr};  // set once the pool exists (scan thread reads)

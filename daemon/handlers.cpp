@@ -9,6 +9,7 @@ void register_handlers(ipc::Server& server, HandlerContext& context) {
     register_scan_handlers(server, context);
     register_forget_handler(server, context);
     register_query_handlers(server, context);
+    register_dupes_handler(server, context);
 }
 
 void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job) {

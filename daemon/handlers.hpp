@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "daemon/dupes_service.hpp"
 #include "daemon/live_monitor.hpp"
 #include "daemon/query_pool.hpp"
 #include "daemon/scan_service.hpp"
@@ -42,6 +43,8 @@ struct HandlerContext {
     std::function<std::vector<LiveRootStatus>()> live_roots;
     // Stops following a root that was forgotten (any thread); empty when the live index is off.
     std::function<void(const std::string&)> live_unwatch;
+    // wsindex.Dupes runs (any thread); null: the method answers Internal.
+    DupesService* dupes = nullptr;
 };
 
 // Registers every method on `server` (before server.start()).
@@ -51,6 +54,7 @@ void register_handlers(ipc::Server& server, HandlerContext& context);
 void register_query_handlers(ipc::Server& server, HandlerContext& context);  // query_handlers.cpp
 void register_scan_handlers(ipc::Server& server, HandlerContext& context);   // scan_handlers.cpp
 void register_forget_handler(ipc::Server& server, HandlerContext& context);  // forget_handler.cpp
+void register_dupes_handler(ipc::Server& server, HandlerContext& context);   // dupes_handler.cpp
 
 // Query thread: a Scan refused with NoSuchPath for an indexed top-level root that is not
 // configured (a root that vanished) says how to take it out of the index (forget_handler.cpp).

@@ -282,12 +282,14 @@ void LiveMonitor::deliver(Clock::time_point now) {
             const std::string pruned = first_pruned(c.path, roots_[root].status.root);
             if (!pruned.empty()) {
                 // Inside a pruned directory nothing is indexed; only a change of its own
-                // listing moves its mtime, which its parent's listing holds.
+                // listing moves its mtime, which its row in its parent holds.
                 if (pruned != c.path) continue;
-                c.path.resize(c.path.rfind('/') == 0 ? 1 : c.path.rfind('/'));
+                const std::size_t slash = c.path.rfind('/');
+                c.names = {c.path.substr(slash + 1)};
+                c.path.resize(slash == 0 ? 1 : slash);
             }
             ++per_root[root];
-            changes.dirs.push_back(std::move(c.path));
+            changes.dirs.push_back(ChangedDir{std::move(c.path), std::move(c.names)});
         }
         for (std::size_t i = 0; i < roots_.size(); ++i) {
             if (per_root[i] == 0) continue;

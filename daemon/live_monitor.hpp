@@ -26,6 +26,7 @@
 #include "core/prune.hpp"
 #include "core/status.hpp"
 #include "core/unique_fd.hpp"
+#include "daemon/changed_dir.hpp"
 #include "daemon/config.hpp"
 #include "monitor/change_sink.hpp"
 
@@ -33,7 +34,7 @@ namespace wsindex::daemon {
 
 // Directories whose listing changed, settled, for the scan thread.
 struct LiveChanges {
-    std::vector<std::string> dirs;
+    std::vector<ChangedDir> dirs;
     std::chrono::steady_clock::time_point oldest;  // the first change among them
 };
 

@@ -201,4 +201,15 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir) {
     return result;
 }
 
+std::optional<DirPerm> live_fd_perm(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return std::nullopt;
+    DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const int extended = ::acl_extended_file(link.c_str());
+    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
+    if (extended < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
+    return perm;
+}
+
 }  // namespace wsindex::daemon

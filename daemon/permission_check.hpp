@@ -56,4 +56,9 @@ using DirPermSource = std::function<std::optional<DirPerm>(const std::string& di
 // A ready source for directories the index does not hold (ancestors of a scan root).
 std::optional<DirPerm> live_dir_perm(const std::string& dir);
 
+// Mode, owner and access ACL of the inode open as `fd` (any type, O_PATH included), all from that
+// one inode; nullopt if fstat or the ACL read fails. For files read on a caller's behalf
+// (daemon/file_hash.hpp): permits(caller, *perm, kRead) is the kernel's open(O_RDONLY) check.
+std::optional<DirPerm> live_fd_perm(int fd);
+
 }  // namespace wsindex::daemon

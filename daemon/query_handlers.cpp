@@ -2,8 +2,10 @@
 #include <regex.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "daemon/handlers.hpp"
 #include "daemon/index_queries.hpp"
@@ -182,6 +184,89 @@ core::Status file_totals(storage::Queries& queries, const std::string& path,
     return {};
 }
 
+ipc::DuEntryStat entry_stat(const storage::FileRow& row) {
+    ipc::DuEntryStat st;
+    st.type = row.type;
+    st.has_stat = row.has_stat;
+    st.size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.size));
+    st.blocks = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.blocks));
+    st.mtime_ns = row.mtime_ns;
+    st.ctime_ns = row.ctime_ns;
+    st.mode = row.mode;
+    st.uid = row.uid;
+    st.gid = row.gid;
+    st.dev = row.dev;
+    st.ino = row.ino;
+    st.nlink = row.nlink;
+    st.error = row.error;
+    return st;
+}
+
+// DuParams::children: the path's own columns, its visible non-directory entries as rows of
+// their own, and the columns of each visible subdirectory on the row the totals gave it (or a
+// row of zero totals when it has none, e.g. a directory that could not be listed).
+core::Status add_children(storage::Queries& queries, const std::string& path,
+                          const PathFilter& visible, std::vector<ipc::DuEntry>* entries,
+                          std::size_t first) {
+    storage::FileRow self;
+    bool found = false;
+    if (auto st = queries.entry(path, &self, &found); !st) return st;
+    if (found && first < entries->size()) (*entries)[first].stat = entry_stat(self);
+    std::vector<storage::FileRow> rows;
+    if (auto st = queries.entries_in(path, &rows); !st) return st;
+    std::unordered_map<std::string_view, std::size_t> dirs;  // path -> index in entries
+    for (std::size_t i = first; i < entries->size(); ++i) {
+        if ((*entries)[i].depth == 1) dirs.emplace((*entries)[i].path, i);
+    }
+    std::vector<ipc::DuEntry> extra;
+    for (const storage::FileRow& row : rows) {
+        if (!visible(row.path)) continue;
+        if (row.type == 'd') {
+            if (auto it = dirs.find(row.path); it != dirs.end()) {
+                (*entries)[it->second].stat = entry_stat(row);
+                continue;
+            }
+        }
+        ipc::DuEntry e;
+        e.path = row.path;
+        e.depth = 1;
+        if (row.type != 'd') {
+            e.size = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.size));
+            e.disk = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.blocks)) * 512;
+            e.files = 1;
+        }
+        e.stat = entry_stat(row);
+        extra.push_back(std::move(e));
+    }
+    for (auto& e : extra) entries->push_back(std::move(e));
+    return {};
+}
+
+// The reply in one message, or, when the caller asked for "more", in batches well under the
+// message cap (a directory of many thousands of entries does not fit in one).
+void send_du(ipc::Responder& r, ipc::DuReply&& reply) {
+    constexpr std::size_t kBatchBytes = 256 * 1024;
+    // Per entry: the numbers and field names, plus the path (at most twice as long encoded).
+    constexpr std::size_t kEntryOverhead = 320;
+    if (r.streaming()) {
+        ipc::DuReply batch;
+        std::size_t bytes = 0;
+        for (ipc::DuEntry& e : reply.entries) {
+            const std::size_t size = kEntryOverhead + 2 * e.path.size();
+            if (!batch.entries.empty() && bytes + size > kBatchBytes) {
+                if (r.more(ipc::to_json(batch)) != ipc::SendResult::Sent) return;
+                batch.entries.clear();
+                bytes = 0;
+            }
+            bytes += size;
+            batch.entries.push_back(std::move(e));
+        }
+        r.reply(ipc::to_json(batch));
+        return;
+    }
+    r.reply(ipc::to_json(reply));
+}
+
 void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         const ipc::DuParams& p, ipc::Responder r) {
     const CallerView view = make_caller_view(ctx.seams, peer);
@@ -206,7 +291,11 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
     }
     storage::Queries queries(q.db, q.names.get());
     ipc::DuReply reply;
+    // children lists one directory: its subdirectories' totals at least.
+    const bool children = p.children && p.path && p.top == 0;
+    const std::uint32_t depth = children ? std::max<std::uint32_t>(p.depth, 1) : p.depth;
     for (const std::string& path : paths) {
+        const std::size_t first = reply.entries.size();
         std::vector<storage::DirTotalsRow> rows;
         core::Status st;
         if (p.top > 0) {
@@ -218,7 +307,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             }
             rows.insert(rows.end(), biggest.begin(), biggest.end());
         } else {
-            st = queries.dir_totals(path, p.depth, &rows);
+            st = queries.dir_totals(path, depth, &rows);
         }
         if (st && rows.empty() && p.path) {
             // Not a directory of the index: a file (or a symlink, ...) has a size too, as
@@ -243,19 +332,24 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             return;
         }
         if (!whole) {
-            if (auto st2 = visible_du_rows(q.db, path, view, p.depth, p.top, &reply.entries);
-                !st2) {
+            if (auto st2 = visible_du_rows(q.db, path, view, depth, p.top, &reply.entries); !st2) {
                 r.fail(storage_failure(ctx, "du", st2));
                 return;
             }
-            continue;
+        } else {
+            const std::uint32_t base = storage::path_depth(path);
+            for (const storage::DirTotalsRow& row : rows) {
+                if (visible(row.path)) reply.entries.push_back(du_entry(row, base));
+            }
         }
-        const std::uint32_t base = storage::path_depth(path);
-        for (const storage::DirTotalsRow& row : rows) {
-            if (visible(row.path)) reply.entries.push_back(du_entry(row, base));
+        if (children) {
+            if (auto st2 = add_children(queries, path, visible, &reply.entries, first); !st2) {
+                r.fail(storage_failure(ctx, "du", st2));
+                return;
+            }
         }
     }
-    r.reply(ipc::to_json(reply));
+    send_du(r, std::move(reply));
 }
 
 void errors(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,

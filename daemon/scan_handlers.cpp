@@ -112,12 +112,14 @@ void cancel(HandlerContext& ctx, const ipc::Call& call, const ipc::CancelParams&
         }
         queued_too = it->get<bool>();
     }
+    ipc::CancelReply reply;
+    // Without an id, the wsindex.Dupes runs go too: every run for those who may control scans.
+    if (!p.scan_id && ctx.dupes != nullptr) reply.dupes = ctx.dupes->cancel(std::nullopt);
     auto cancelled = ctx.scans.cancel(p.scan_id, queued_too);
     if (!cancelled) {
         r.fail(cancelled.error());
         return;
     }
-    ipc::CancelReply reply;
     for (const auto& job : cancelled.value()) {
         if (const std::int64_t id = job->scan_id(); id != 0) {
             reply.cancelled.push_back(static_cast<std::uint64_t>(id));
@@ -169,6 +171,11 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         s.queue_depth = pool.ready_batches;
     }
     for (const auto& job : snap.queued) s.queued.push_back(job->info());
+    if (ctx.dupes != nullptr) {
+        // Counts only, no names; a caller sees their own runs unless they may control scans.
+        s.dupes = ctx.dupes->progress(
+            may_control(ctx.seams, peer) ? std::nullopt : std::optional<uid_t>(peer.uid));
+    }
     if (std::optional<IndexRebuild> rebuild = ctx.scans.last_rebuild()) {
         ipc::IndexRebuildInfo info;
         info.at_ns = rebuild->at_ns;
@@ -211,7 +218,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         }
         s.live = ipc::LiveInfo{
             applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
-            applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs};
+            applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs, applied.busy_ms};
     }
     if (!st) {
         r.fail(storage_failure(ctx, "status: reading the index", st));
@@ -268,6 +275,15 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
         std::string(ipc::method::kCancel),
         [&ctx](const ipc::Call& call, ipc::CancelParams p, ipc::Responder r) {
             if (!may_control(ctx.seams, call.peer)) {
+                // Anyone may cancel their own wsindex.Dupes runs (a Cancel without scan_id).
+                if (!p.scan_id && ctx.dupes != nullptr && call.peer.valid) {
+                    ipc::CancelReply own;
+                    own.dupes = ctx.dupes->cancel(call.peer.uid);
+                    if (own.dupes != 0) {
+                        r.reply(ipc::to_json(own));
+                        return;
+                    }
+                }
                 r.fail(not_allowed("cancelling"));
                 return;
             }

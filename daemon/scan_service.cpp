@@ -327,7 +327,11 @@ void ScanService::main() {
         if (stopping_) break;
         if (!live_dirs_.empty()) {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
-            std::vector<std::string> dirs(live_dirs_.begin(), live_dirs_.end());
+            std::vector<ChangedDir> dirs;
+            dirs.reserve(live_dirs_.size());
+            for (auto& [path, names] : live_dirs_) {
+                dirs.push_back(ChangedDir{path, {names.begin(), names.end()}});
+            }
             live_dirs_.clear();
             const Clock::time_point oldest = live_oldest_;
             live_stats_.pending_dirs = 0;
@@ -413,7 +417,7 @@ ScanService::Outcome ScanService::run_job(const std::shared_ptr<ScanJob>& job) {
     }
     job->set_scan_id(writer_->scan_id());
     spdlog::info("scan {} started: {} ({} workers{})", writer_->scan_id(), root,
-                 walk.workers == 0 ? std::thread::hardware_concurrency() : walk.workers,
+                 walk.workers == 0 ? core::default_walk_workers() : walk.workers,
                  walk.one_file_system ? ", one file system" : "");
     if (options_.before_walk) options_.before_walk(*job);
 

@@ -38,6 +38,7 @@
 #include "core/fs_ops.hpp"
 #include "core/prune.hpp"
 #include "core/status.hpp"
+#include "daemon/changed_dir.hpp"
 #include "daemon/forget_root.hpp"
 #include "daemon/scan_job.hpp"
 #include "ipc/result.hpp"
@@ -54,7 +55,7 @@ struct ScheduledRoot {
 
 // What a configuration reload may change.
 struct ScanSettings {
-    unsigned workers = 0;  // 0: one per CPU
+    unsigned workers = 0;  // 0: core::default_walk_workers()
     core::PruneRules prune;
     bool one_file_system = false;  // for roots requested by clients
     std::vector<ScheduledRoot> roots;
@@ -79,6 +80,9 @@ struct LiveApplyStats {
     std::int64_t last_applied_ns = 0;  // wall clock of the last batch that changed something
     std::uint64_t last_lag_ms = 0;     // its oldest change's settle-to-visible time
     std::uint64_t pending_dirs = 0;    // waiting for the scan thread
+    // Scan-thread time spent on batches (listing, walking new subtrees, the transaction):
+    // rows_changed / busy_ms is the rate the index takes changes at, apart from the writers.
+    std::uint64_t busy_ms = 0;
 };
 
 struct ScanServiceOptions {
@@ -156,7 +160,7 @@ class ScanService {
     // Any thread. Directories the live index found changed: the scan thread re-lists them
     // (one level), walks what is new below them and applies it in one transaction, between
     // scans (changes that arrive during a scan are applied after its swap).
-    void submit_live(std::vector<std::string> dirs, std::chrono::steady_clock::time_point oldest);
+    void submit_live(std::vector<ChangedDir> dirs, std::chrono::steady_clock::time_point oldest);
     [[nodiscard]] LiveApplyStats live_stats() const;
     // Any thread. The last rebuild of a damaged index by this process, if any.
     [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
@@ -193,7 +197,11 @@ class ScanService {
     void reschedule_locked(const std::string& root, bool completed);
     void notify(const ScanJob& job) const;
     // The live index (scan_service_live.cpp). Scan thread, no lock held.
-    void run_live(std::vector<std::string> dirs, Clock::time_point oldest);
+    void run_live(std::vector<ChangedDir> dirs, Clock::time_point oldest);
+    // Adds a changed directory to live_dirs_ (names merged; none or too many: whole).
+    void merge_changed_locked(ChangedDir dir);
+    // More changed names than this in one directory: it is re-listed whole.
+    static constexpr std::size_t kMaxNamedChanges = 256;
     // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
     core::Status open_writer();
     core::Status set_aside(const storage::IndexCheck& check);
@@ -235,9 +243,10 @@ class ScanService {
     static constexpr std::size_t kEndedKept = 16;
     bool damage_reported_ = false;         // guarded: report_damage() was called
     std::optional<IndexRebuild> rebuild_;  // guarded
-    std::set<std::string> live_dirs_;      // guarded: changed directories not applied yet
-    Clock::time_point live_oldest_{};      // guarded: the first change among them
-    LiveApplyStats live_stats_;            // guarded
+    // guarded: changed directories not applied yet, with their changed names (none: whole)
+    std::map<std::string, std::set<std::string>> live_dirs_;
+    Clock::time_point live_oldest_{};                  // guarded: the first change among them
+    LiveApplyStats live_stats_;                        // guarded
     std::optional<Clock::time_point> live_settle_at_;  // guarded: settle once quiet, then
     Clock::time_point last_settle_{};                  // scan thread
     std::thread thread_;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <system_error>
+#include <thread>
 
 #include "core/clock.hpp"
+#include "core/named_stat.hpp"
 #include "core/walker.hpp"
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -23,6 +25,11 @@ constexpr std::size_t kMaxBatchRecords = 200000;
 
 std::string shown(const std::string& path) { return ipc::display_bytes(path); }
 
+std::int64_t ms_between(std::chrono::steady_clock::time_point from,
+                        std::chrono::steady_clock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
 bool under(const std::string& path, const std::string& root) {
     if (root == "/") return !path.empty() && path[0] == '/';
     return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
@@ -38,17 +45,28 @@ bool gone_since(const core::Status& st) {
 
 }  // namespace
 
-void ScanService::submit_live(std::vector<std::string> dirs,
+void ScanService::submit_live(std::vector<ChangedDir> dirs,
                               std::chrono::steady_clock::time_point oldest) {
     {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
         if (live_dirs_.empty()) live_oldest_ = oldest;
         live_oldest_ = std::min(live_oldest_, oldest);
-        for (std::string& d : dirs) live_dirs_.insert(std::move(d));
+        for (ChangedDir& d : dirs) merge_changed_locked(std::move(d));
         live_stats_.pending_dirs = live_dirs_.size();
     }
     wake_.notify_all();
+}
+
+void ScanService::merge_changed_locked(ChangedDir dir) {
+    auto [it, inserted] = live_dirs_.try_emplace(std::move(dir.path));
+    std::set<std::string>& names = it->second;  // empty: the whole directory
+    if (!inserted && names.empty()) return;
+    if (dir.names.empty() || names.size() + dir.names.size() > kMaxNamedChanges) {
+        names.clear();
+        return;
+    }
+    for (std::string& n : dir.names) names.insert(std::move(n));
 }
 
 LiveApplyStats ScanService::live_stats() const {
@@ -56,13 +74,18 @@ LiveApplyStats ScanService::live_stats() const {
     return live_stats_;
 }
 
-void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point oldest) {
+void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point oldest) {
+    const Clock::time_point started = Clock::now();
     core::WalkOptions walk;
     bool one_file_system = false;
     std::vector<std::pair<std::string, bool>> roots;  // configured roots: one_file_system
     {
         std::lock_guard lock(mutex_);
-        walk.workers = options_.settings.workers;
+        // A batch lists what just changed (warm in the page cache): one thread per CPU at
+        // most. Extra walkers beyond the CPUs help a scan on a cold disk, not this.
+        const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+        walk.workers =
+            options_.settings.workers == 0 ? cpus : std::min(options_.settings.workers, cpus);
         walk.prune = options_.settings.prune;
         one_file_system = options_.settings.one_file_system;
         for (const Due& d : due_) roots.emplace_back(d.canonical, d.root.one_file_system);
@@ -78,35 +101,80 @@ void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point olde
 
     storage::Database& db = writer_->writer().database();
     storage::LiveBatch batch;
+    storage::UnindexedSubdirs subdirs(db);
     std::size_t records = 0;
     std::vector<std::string> too_large;  // new subtrees left to a subtree scan
     std::vector<std::string> failed;     // directories that could not be listed: rescan them
-    auto collect = [](std::vector<core::WalkResult>& into) {
-        return [&into](std::span<core::WalkResult> b) {
-            for (core::WalkResult& r : b) into.push_back(std::move(r));
+    // Directories with named changes: a stat per name (core/named_stat.hpp). One that cannot
+    // be done so (a name that fails with more than ENOENT, the directory unopenable) is
+    // re-listed whole below, which records errors as a walk does.
+    std::vector<std::string> dirs;  // every directory of the batch, for the log and rescans
+    std::vector<std::string> whole;
+    std::vector<storage::RelistedDir> listings;
+    std::vector<std::string> listing_paths;
+    const core::FsOps& fs = options_.fs != nullptr ? *options_.fs : core::real_fs_ops();
+    for (ChangedDir& c : changed) {
+        dirs.push_back(c.path);
+        if (c.names.empty()) {
+            whole.push_back(std::move(c.path));
+            continue;
+        }
+        core::NamedStat named;
+        if (auto st = core::stat_named(c.path, c.names, fs, &named); !st) {
+            if (!gone_since(st)) whole.push_back(std::move(c.path));
+            continue;  // gone: its parent's change says so
+        }
+        storage::RelistedDir d;
+        d.self = std::move(named.self);
+        d.entries = std::move(named.found);
+        d.partial = true;
+        d.gone = std::move(named.gone);
+        listings.push_back(std::move(d));
+        listing_paths.push_back(std::move(c.path));
+    }
+    // The others one level, in one run of the pool: root i of the run is whole[i], and its
+    // records name it by dir id i + 1.
+    const std::size_t first_whole = listings.size();
+    listings.resize(first_whole + whole.size());
+    listing_paths.insert(listing_paths.end(), whole.begin(), whole.end());
+    std::vector<core::Status> list_status;
+    const core::Status listed = lister.run_many(
+        whole,
+        [&](std::span<core::WalkResult> b) {
+            for (core::WalkResult& r : b) {
+                const std::uint64_t i = r.parent_id == 0 ? r.dir_id : r.parent_id;
+                if (i == 0 || i > whole.size()) continue;  // a root that is not a directory
+                if (r.parent_id == 0) {
+                    listings[first_whole + i - 1].self = std::move(r);
+                } else {
+                    listings[first_whole + i - 1].entries.push_back(std::move(r));
+                }
+            }
             return core::Status{};
-        };
-    };
-    for (const std::string& dir : dirs) {
-        std::vector<core::WalkResult> listed;
-        if (auto st = lister.run(dir, collect(listed)); !st) {
+        },
+        &list_status);
+    list_status.insert(list_status.begin(), first_whole, core::Status{});
+    const Clock::time_point listed_at = Clock::now();
+    if (!listed) {
+        // Not one directory's trouble (EIO, ENOMEM...): every root of this batch is rescanned.
+        spdlog::warn("live index: re-listing {} directories failed: {}", dirs.size(),
+                     listed.to_string());
+        failed.insert(failed.end(), dirs.begin(), dirs.end());
+        listings.clear();
+    }
+    for (std::size_t i = 0; i < listings.size(); ++i) {
+        const std::string& dir = listing_paths[i];
+        if (const core::Status& st = list_status[i]; !st) {
             if (!gone_since(st)) {
                 spdlog::warn("live index: cannot list {}: {}", shown(dir), st.to_string());
                 failed.push_back(dir);
             }
             continue;
         }
-        storage::RelistedDir relisted;
-        for (core::WalkResult& r : listed) {
-            if (r.parent_id == 0) {
-                relisted.self = std::move(r);
-            } else {
-                relisted.entries.push_back(std::move(r));
-            }
-        }
+        storage::RelistedDir& relisted = listings[i];
         if (!relisted.self.is_dir()) continue;
         std::vector<std::string> fresh;
-        if (auto st = storage::unindexed_subdirs(db, relisted, &fresh); !st) {
+        if (auto st = subdirs.find(relisted, &fresh); !st) {
             report_damage(st);
             spdlog::error("live index: reading the index failed: {}", st.to_string());
             failed.push_back(dir);
@@ -172,6 +240,7 @@ void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point olde
         batch.dirs.push_back(std::move(relisted));
     }
 
+    const Clock::time_point walked_at = Clock::now();
     storage::LiveReport report;
     const core::Status applied = storage::apply_live_batch(db, batch, &report);
     if (applied && !report.name_dirs.empty() && options_.on_names_changed) {
@@ -187,10 +256,12 @@ void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point olde
         failed.insert(failed.end(), dirs.begin(), dirs.end());
     } else if (report.rows_inserted + report.rows_updated + report.rows_deleted > 0) {
         spdlog::debug(
-            "live index: {} directories, {} rows added, {} changed, {} removed, {} "
-            "subtrees removed, {} ms after the first change",
-            report.dirs_applied, report.rows_inserted, report.rows_updated, report.rows_deleted,
-            report.subtrees_removed, lag_ms);
+            "live index: {} directories ({} skipped), {} rows added, {} changed, {} removed, {} "
+            "subtrees removed, {} ms after the first change; on this thread {} ms listing, {} ms "
+            "walking new subtrees, {} ms applying",
+            report.dirs_applied, report.dirs_skipped, report.rows_inserted, report.rows_updated,
+            report.rows_deleted, report.subtrees_removed, lag_ms, ms_between(started, listed_at),
+            ms_between(listed_at, walked_at), ms_between(walked_at, Clock::now()));
     }
     // Never keep a wrong index silently: what could not be applied is rescanned — the root
     // holding it, incrementally (unchanged directories are not rewritten).
@@ -208,6 +279,8 @@ void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point olde
     {
         std::lock_guard lock(mutex_);
         ++live_stats_.batches;
+        live_stats_.busy_ms += static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
         if (applied) {
             live_stats_.dirs += report.dirs_applied;
             const std::uint64_t rows =
@@ -217,6 +290,13 @@ void ScanService::run_live(std::vector<std::string> dirs, Clock::time_point olde
                 live_stats_.last_applied_ns = core::wall_clock_ns();
                 live_stats_.last_lag_ms = lag_ms;
             }
+            // Named changes to hard-linked inodes: the next batch lists those directories whole
+            // (the scan thread takes it as soon as this one returns).
+            for (std::string& d : report.relist_whole) {
+                if (live_dirs_.empty()) live_oldest_ = oldest;
+                merge_changed_locked(ChangedDir{std::move(d), {}});
+            }
+            live_stats_.pending_dirs = live_dirs_.size();
         } else {
             ++live_stats_.failures;
         }

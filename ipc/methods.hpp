@@ -29,6 +29,7 @@ inline constexpr std::string_view kDu = "wsindex.Du";
 inline constexpr std::string_view kErrors = "wsindex.Errors";
 inline constexpr std::string_view kScans = "wsindex.Scans";
 inline constexpr std::string_view kForget = "wsindex.Forget";
+inline constexpr std::string_view kDupes = "wsindex.Dupes";
 }  // namespace method
 
 // Bumped only together with a new interface name (see kInterface in ipc/error.hpp).
@@ -124,6 +125,7 @@ struct LiveInfo {
     std::int64_t last_applied_ns = 0;  // wall clock; 0: nothing applied yet
     std::uint64_t lag_ms = 0;          // of the last applied batch: first change to visible
     std::uint64_t pending_dirs = 0;
+    std::uint64_t busy_ms = 0;  // scan-thread time spent on live batches
 };
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {
@@ -134,6 +136,31 @@ struct IndexRebuildInfo {
     std::uint64_t pending = 0;  // rebuild scans not ended yet (0: the new index is complete)
 };
 
+// wsindex.Dupes progress, shown by Status too.
+// One worker of the range executor while a run reads (StatusReply and progress replies).
+struct DupesWorkerInfo {
+    std::uint64_t files = 0;  // files done in the current phase
+    std::uint64_t bytes = 0;  // content read in the current phase
+    // The executor's statistics of the last finished reading phase.
+    std::uint64_t chunks = 0;
+    std::uint64_t steals = 0;
+    std::uint64_t items_stolen = 0;
+    std::uint64_t busy_ms = 0;
+    std::uint64_t idle_ms = 0;
+};
+struct DupesProgressInfo {
+    std::uint64_t run_id = 0;
+    std::uint64_t uid = 0;
+    std::string phase;  // listing, checking, partial, full, compare, done
+    std::uint64_t files_done = 0;
+    std::uint64_t files_total = 0;
+    std::uint64_t bytes_done = 0;   // sizes of the files done (this phase)
+    std::uint64_t bytes_total = 0;  // sizes of the files of this phase
+    std::uint64_t bytes_read = 0;   // content read so far
+    double bytes_per_second = 0;    // bytes_read over the run's time
+    std::uint64_t elapsed_ms = 0;
+    std::vector<DupesWorkerInfo> workers;
+};
 struct StatusReply {
     std::string server_version;
     std::int64_t pid = 0;
@@ -151,6 +178,9 @@ struct StatusReply {
     std::optional<IndexRebuildInfo> index_rebuild;
     // The live index; absent when it is off (watch = false).
     std::optional<LiveInfo> live;
+    // wsindex.Dupes runs in progress (the caller's own; every run for those who may control
+    // scans).
+    std::vector<DupesProgressInfo> dupes;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------
@@ -162,6 +192,9 @@ struct CancelReply {
     // Cancelled scans that had no id yet: one that was starting (its scan row not yet
     // written) and queued ones dropped with "queued": true.
     std::uint64_t unnumbered = 0;
+    // wsindex.Dupes runs cancelled (a Cancel without scan_id also cancels the caller's runs;
+    // every run for those who may control scans).
+    std::uint64_t dupes = 0;
 };
 
 // ---- wsindex.Find ------------------------------------------------------------------------
@@ -202,6 +235,27 @@ struct DuParams {
     std::optional<std::string> path;  // absolute, bytes; absent: every indexed root
     std::uint32_t depth = 0;          // 0: the path itself; 1: and its children ...
     std::uint64_t top = 0;            // >0: only the N largest below the path, by size
+    // true (with a path, without top): the reply also lists the path's non-directory entries
+    // (depth 1), and every entry up to depth 1 carries its own index columns (DuEntryStat).
+    // For browsers (wsctl ui): one call per directory shown.
+    bool children = false;
+};
+// An entry's own columns as the index holds them (docs/schema.md, `files`); only in replies to
+// DuParams::children. has_stat false: the entry's lstat failed, only type and error are known.
+struct DuEntryStat {
+    char type = '?';  // find's %y letter
+    bool has_stat = false;
+    std::uint64_t size = 0;    // st_size of the entry itself
+    std::uint64_t blocks = 0;  // st_blocks (512-byte units) of the entry itself
+    std::int64_t mtime_ns = 0;
+    std::int64_t ctime_ns = 0;
+    std::uint32_t mode = 0;
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    std::uint64_t nlink = 0;
+    int error = 0;  // errno met reading the entry (e.g. a directory that could not be listed)
 };
 struct DuEntry {
     std::string path;  // bytes
@@ -213,6 +267,7 @@ struct DuEntry {
     // The caller may not list this directory or one below it: the totals count only what the
     // caller may see (docs/security.md).
     bool partial = false;
+    std::optional<DuEntryStat> stat;  // only with DuParams::children, up to depth 1
 };
 struct DuReply {
     std::vector<DuEntry> entries;
@@ -255,6 +310,50 @@ struct ForgetReply {
     std::uint64_t scans = 0;      // rows of the scan history (wsindex.Scans) removed with it
     std::uint64_t cancelled = 0;  // scans of it (running or queued) cancelled first
 };
+
+// ---- wsindex.Dupes ----------------------------------------------------------------------
+struct DupesParams {
+    std::vector<std::string> paths;  // absolute directories, bytes; empty: everything indexed
+    std::uint64_t min_size = 1;      // bytes, inclusive; 0 lets empty files take part
+    bool paranoid = false;           // byte comparison within each group after hashing
+};
+// A file of a group: one inode and every name of it the caller may see.
+struct DupesFileInfo {
+    std::vector<std::string> names;  // bytes, sorted
+};
+struct DupesGroupInfo {
+    std::uint64_t size = 0;    // of each file
+    std::uint64_t wasted = 0;  // size * (files - 1)
+    std::vector<DupesFileInfo> files;
+};
+// Streamed (more): replies with continues carry `progress` (about twice a second) or a batch
+// of groups; the final one the rest of the groups and the totals.
+struct DupesReply {
+    std::optional<DupesProgressInfo> progress;
+    std::vector<DupesGroupInfo> groups;  // largest wasted first (across batches too)
+    std::uint64_t wasted = 0;            // all groups (final reply)
+    std::uint64_t candidates = 0;        // inodes sharing a size with another
+    std::uint64_t unreadable = 0;        // left out: not readable by the caller, or failed
+    std::uint64_t cached = 0;            // hashes taken from the index
+    std::uint64_t hashed = 0;            // hashes computed
+    std::uint64_t files_read = 0;        // content read by this run
+    std::uint64_t bytes_read = 0;
+    std::vector<std::string> changed;  // bytes: files that changed since they were indexed
+    std::uint64_t elapsed_ms = 0;
+};
+
+nlohmann::json to_json(const DupesParams& v);
+nlohmann::json to_json(const DupesWorkerInfo& v);
+nlohmann::json to_json(const DupesProgressInfo& v);
+nlohmann::json to_json(const DupesFileInfo& v);
+nlohmann::json to_json(const DupesGroupInfo& v);
+nlohmann::json to_json(const DupesReply& v);
+template <>
+Result<DupesParams> from_json<DupesParams>(const nlohmann::json& j);
+template <>
+Result<DupesProgressInfo> from_json<DupesProgressInfo>(const nlohmann::json& j);
+template <>
+Result<DupesReply> from_json<DupesReply>(const nlohmann::json& j);
 
 // Encoders (never throw: byte strings go through encode_bytes).
 nlohmann::json to_json(const VersionReply& v);

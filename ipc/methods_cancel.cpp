@@ -11,7 +11,9 @@ json to_json(const CancelParams& v) {
 }
 
 json to_json(const CancelReply& v) {
-    return json{{"cancelled", v.cancelled}, {"unnumbered", v.unnumbered}};
+    json out{{"cancelled", v.cancelled}, {"unnumbered", v.unnumbered}};
+    if (v.dupes != 0) out["dupes"] = v.dupes;
+    return out;
 }
 
 template <>
@@ -25,6 +27,7 @@ Result<CancelReply> from_json<CancelReply>(const json& j) {
     return decode_top<CancelReply>(j, [](FieldReader& r, CancelReply& out) {
         out.cancelled = r.uint64_list("cancelled");
         out.unnumbered = r.uint64("unnumbered", 0);  // absent from daemons before it
+        out.dupes = r.uint64("dupes", 0);
     });
 }
 

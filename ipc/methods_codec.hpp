@@ -39,6 +39,7 @@ void read(FieldReader& r, RootInfo& out);
 void read(FieldReader& r, FindEntry& out);
 void read(FieldReader& r, DuEntry& out);
 void read(FieldReader& r, ErrorEntry& out);
+void read(FieldReader& r, DupesProgressInfo& out);  // methods_dupes.cpp
 
 // Reads `name` as an array of objects, each decoded by read(FieldReader&, T&) with error
 // names like "scans[2].root".

@@ -56,6 +56,7 @@ void read(FieldReader& r, LiveInfo& out) {
     out.last_applied_ns = r.int64("last_applied_ns", 0);
     out.lag_ms = r.uint64("lag_ms", 0);
     out.pending_dirs = r.uint64("pending_dirs", 0);
+    out.busy_ms = r.uint64("busy_ms", 0);
 }
 
 json to_json(const PoolWorkerStatus& v) {
@@ -90,7 +91,8 @@ json to_json(const LiveInfo& v) {
                 {"failures", v.failures},
                 {"last_applied_ns", v.last_applied_ns},
                 {"lag_ms", v.lag_ms},
-                {"pending_dirs", v.pending_dirs}};
+                {"pending_dirs", v.pending_dirs},
+                {"busy_ms", v.busy_ms}};
 }
 
 json to_json(const IndexRebuildInfo& v) {
@@ -100,17 +102,19 @@ json to_json(const IndexRebuildInfo& v) {
 }
 
 json to_json(const StatusReply& v) {
-    return json{{"server_version", v.server_version},
-                {"pid", v.pid},
-                {"uptime_ms", v.uptime_ms},
-                {"running", v.running ? to_json(*v.running) : json(nullptr)},
-                {"queued", list_to_json(v.queued)},
-                {"queue_depth", v.queue_depth},
-                {"workers", list_to_json(v.workers)},
-                {"roots", list_to_json(v.roots)},
-                {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
-                {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
-                {"live", v.live ? to_json(*v.live) : json(nullptr)}};
+    json out{{"server_version", v.server_version},
+             {"pid", v.pid},
+             {"uptime_ms", v.uptime_ms},
+             {"running", v.running ? to_json(*v.running) : json(nullptr)},
+             {"queued", list_to_json(v.queued)},
+             {"queue_depth", v.queue_depth},
+             {"workers", list_to_json(v.workers)},
+             {"roots", list_to_json(v.roots)},
+             {"last_failed", v.last_failed ? to_json(*v.last_failed) : json(nullptr)},
+             {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
+             {"live", v.live ? to_json(*v.live) : json(nullptr)}};
+    if (!v.dupes.empty()) out["dupes"] = list_to_json(v.dupes);
+    return out;
 }
 
 template <>
@@ -136,6 +140,7 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
         out.queue_depth = r.uint64("queue_depth", 0);
         out.workers = read_objects<PoolWorkerStatus>(r, "workers");
         out.roots = read_objects<RootInfo>(r, "roots");
+        out.dupes = read_objects<DupesProgressInfo>(r, "dupes");
         if (const json* raw = r.raw("index_rebuild"); raw != nullptr) {
             if (!raw->is_object()) {
                 r.fail_field("index_rebuild", "must be an object or null");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace wsindex::monitor {
 
@@ -20,6 +21,13 @@ using DirKey = std::uint64_t;
 struct DirChange {
     std::optional<DirKey> key;
     std::string path;
+    // From a backend: the entry of the directory the event named (created, deleted, moved,
+    // written, attributes changed); empty when the event concerned the directory as a whole
+    // (its own attributes) or named nothing.
+    std::string name;
+    // From the coalescer: the names of every event it merged, sorted; empty when at least one
+    // named nothing or there were too many to be worth stat'ing one by one: re-list it whole.
+    std::vector<std::string> names;
 
     // Two changes name the same directory when their keys match, or (both without key) their
     // paths do.

@@ -11,12 +11,20 @@ Coalescer::Coalescer(Settings settings, NowFn now) : settings_(settings), now_(s
 void Coalescer::dir_changed(const DirChange& change) {
     const TimePoint t = now_();
     auto [it, inserted] = dirty_.try_emplace(change.identity(), Dirty{change, t, t});
-    if (inserted) queue_.emplace(due_at(it->second), it->first);
+    Dirty& d = it->second;
+    if (inserted) queue_.emplace(due_at(d), it->first);
     if (!inserted) {
-        it->second.last = t;
+        d.last = t;
         // A later report may know more (a path where the first had only the key).
-        if (it->second.change.path.empty()) it->second.change.path = change.path;
+        if (d.change.path.empty()) d.change.path = change.path;
     }
+    if (d.whole) return;
+    if (change.name.empty() || d.names.size() >= kMaxNames) {
+        d.whole = true;
+        d.names.clear();
+        return;
+    }
+    d.names.insert(change.name);
 }
 
 void Coalescer::root_event(const RootEvent& event) { root_events_.push_back(event); }
@@ -53,7 +61,16 @@ std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
     if (first_change != nullptr && !due.empty()) *first_change = due.front().first;
     std::vector<DirChange> out;
     out.reserve(due.size());
-    for (auto& d : due) out.push_back(std::move(d.change));
+    for (auto& d : due) {
+        DirChange c = std::move(d.change);
+        c.name.clear();
+        c.names.clear();
+        if (!d.whole) {
+            c.names.assign(d.names.begin(), d.names.end());
+            std::sort(c.names.begin(), c.names.end());
+        }
+        out.push_back(std::move(c));
+    }
     return out;
 }
 

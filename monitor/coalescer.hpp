@@ -12,6 +12,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "monitor/change_sink.hpp"
@@ -34,6 +35,10 @@ class Coalescer final : public ChangeSink {
         std::chrono::milliseconds group_within{0};
     };
 
+    // More names than this in one directory: it is re-listed whole (one getdents pass and a
+    // stat per entry beat this many single lookups in the index).
+    static constexpr std::size_t kMaxNames = 256;
+
     explicit Coalescer(
         Settings settings, NowFn now = [] { return Clock::now(); });
 
@@ -54,6 +59,8 @@ class Coalescer final : public ChangeSink {
         DirChange change;
         TimePoint first;
         TimePoint last;
+        std::unordered_set<std::string> names;  // of the events merged so far
+        bool whole = false;                     // an event named nothing, or too many names
     };
     [[nodiscard]] TimePoint due_at(const Dirty& d) const;
     // Moves every directory due at or before `limit` from the queue into `due`.

@@ -133,11 +133,21 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
         // A directory moved: every path below it changed, so no resolved path is trusted.
         resolved_.clear();
     }
+    bool named_directory = false;  // a DFID or DFID_NAME record came with the event
+    std::optional<HandleKey> object_key;
+    const void* object_fh = nullptr;
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
         const auto* hdr = reinterpret_cast<const struct fanotify_event_info_header*>(p);
         if (hdr->len == 0 || p + hdr->len > end) break;
         const unsigned type = hdr->info_type;
+        if (type == FAN_EVENT_INFO_TYPE_FID && (meta.mask & FAN_ONDIR) == 0) {
+            const auto* fid = reinterpret_cast<const struct fanotify_event_info_fid*>(p);
+            object_fh = fid->handle;
+            object_key =
+                make_handle_key(fid->fsid, *static_cast<const struct file_handle*>(object_fh));
+        }
         if (is_name_record(type) || type == FAN_EVENT_INFO_TYPE_DFID) {
+            named_directory = true;
             const auto* fid = reinterpret_cast<const struct fanotify_event_info_fid*>(p);
             const auto* fh = reinterpret_cast<const struct file_handle*>(fid->handle);
             const HandleKey key = make_handle_key(fid->fsid, *fh);
@@ -157,41 +167,109 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
                              r.path, deleted ? "root deleted" : "root moved"});
                     }
                 } else {
-                    dirty_dir(key, fh);  // e.g. an attribute change of the directory itself
+                    dirty_dir(key, fh, {});  // e.g. an attribute change of the directory itself
                 }
             } else {
-                dirty_dir(key, fh);  // the parent directory of `name`
+                dirty_dir(key, fh, name);  // the parent directory of `name`
             }
         }
-        // FAN_EVENT_INFO_TYPE_FID names the child itself: re-listing its parent covers it.
+        // FAN_EVENT_INFO_TYPE_FID names the child itself: with a directory record, the named
+        // change of its parent covers it.
         p += hdr->len;
     }
+    if (!named_directory && object_key) changed_object(*object_key, object_fh);
 }
 
-void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
+core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watched) const {
+    *watched = false;
+    for (const auto& r : roots_) {
+        if (r.gone || r.fsid != fsid) continue;
+        *watched = true;
+        // Opened per lookup (see add_root); not O_PATH: open_by_handle_at wants EBADF-free fds.
+        core::UniqueFd via(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (via.valid()) return via;
+    }
+    return core::UniqueFd();
+}
+
+void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
+    const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
+    bool watched = false;
+    const core::UniqueFd via = open_root_on(fsid, &watched);
+    if (!watched) {
+        ++stats_.outside_roots;
+        return;
+    }
+    if (!via.valid()) {
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable, "no root of the file system can be opened");
+        return;
+    }
+    const auto* fh = static_cast<const struct file_handle*>(fh_ptr);
+    std::string storage(sizeof(struct file_handle) + fh->handle_bytes, '\0');
+    std::memcpy(storage.data(), fh, storage.size());
+    const int fd = ::open_by_handle_at(
+        via.get(), reinterpret_cast<struct file_handle*>(storage.data()), O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ESTALE || errno == ENOENT) {
+            ++stats_.stale_handles;  // gone: each of its names' removal was reported
+            return;
+        }
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable,
+                  std::string("open_by_handle_at (file): ") + std::strerror(errno) + " type " +
+                      std::to_string(fh->handle_type) + " bytes " +
+                      std::to_string(fh->handle_bytes));
+        return;
+    }
+    const core::UniqueFd owned(fd);
+    char link[64];
+    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    std::string path(4096, '\0');
+    const ssize_t n = ::readlink(link, path.data(), path.size());
+    if (n < 0 || static_cast<std::size_t>(n) >= path.size()) {
+        ++stats_.unresolvable;
+        report_fs(fsid, RootEventKind::unresolvable, "a changed file's path cannot be resolved");
+        return;
+    }
+    path.resize(static_cast<std::size_t>(n));
+    constexpr std::string_view kDeleted = " (deleted)";
+    if (path.size() > kDeleted.size() &&
+        path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+        ++stats_.stale_handles;
+        return;
+    }
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos || root_under(path) == nullptr) {
+        ++stats_.outside_roots;
+        return;
+    }
+    ++stats_.slow_path;
+    // One of its names (any, if it has several): that one is re-stat'ed, and a name with
+    // nlink > 1 makes its directory re-listed whole, which updates the others (inode_sync).
+    std::string name = path.substr(slash + 1);
+    path.resize(slash == 0 ? 1 : slash);
+    sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::move(name), {}});
+}
+
+void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::string_view name) {
     if (auto it = handles_.find(key); it != handles_.end()) {
-        sink_.dir_changed(DirChange{it->second, {}});
+        sink_.dir_changed(DirChange{it->second, {}, std::string(name), {}});
         return;
     }
     if (auto it = resolved_.find(key); it != resolved_.end()) {
         if (it->second.empty()) {
             ++stats_.outside_roots;
         } else {
-            sink_.dir_changed(DirChange{std::nullopt, it->second});
+            sink_.dir_changed(DirChange{std::nullopt, it->second, std::string(name), {}});
         }
         return;
     }
     // Slow path: an unregistered directory. Open a root on its file system to resolve through
     // (opened per lookup, see add_root).
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
-    core::UniqueFd via;
     bool fs_watched = false;
-    for (const auto& r : roots_) {
-        if (r.gone || r.fsid != fsid) continue;
-        fs_watched = true;
-        via.reset(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // not O_PATH: EBADF
-        if (via.valid()) break;
-    }
+    const core::UniqueFd via = open_root_on(fsid, &fs_watched);
     if (!fs_watched) {
         ++stats_.outside_roots;
         return;
@@ -256,7 +334,7 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr) {
         return;
     }
     resolved_.emplace(key, path);
-    sink_.dir_changed(DirChange{std::nullopt, std::move(path)});
+    sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::string(name), {}});
 }
 
 const FanotifyMonitor::Root* FanotifyMonitor::root_above(int dirfd) const {

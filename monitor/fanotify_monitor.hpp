@@ -79,7 +79,14 @@ class FanotifyMonitor {
     // `records` to `end`: the event's info records, in the read buffer.
     void handle_event(const struct fanotify_event_metadata& meta, const char* records,
                       const char* end);
-    void dirty_dir(const HandleKey& key, const void* fh);
+    void dirty_dir(const HandleKey& key, const void* fh, std::string_view name);
+    // An event that named only the object itself (no directory and name): a link count change
+    // (link or unlink of another name) changes a file's ctime and nlink without an event in its
+    // directory. Resolved to a path, it becomes a named change of that path's directory.
+    void changed_object(const HandleKey& key, const void* fh);
+    // A root on the file system `fsid`, opened to resolve handles through (-1 when none can
+    // be opened); `watched`: some root is on that file system at all.
+    [[nodiscard]] core::UniqueFd open_root_on(const std::string& fsid, bool* watched) const;
     void report_all(RootEventKind kind, const std::string& detail);
     void report_fs(const std::string& fsid, RootEventKind kind, const std::string& detail);
     [[nodiscard]] const Root* root_under(const std::string& path) const;

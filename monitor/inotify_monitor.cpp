@@ -158,6 +158,9 @@ void InotifyMonitor::handle_event(const struct inotify_event& ev) {
         }
         return;
     }
+    // No name: the directory is re-listed whole. inotify (on directories) never sees a link
+    // count change (a write or unlink through a hard link elsewhere changes this file's size,
+    // nlink and ctime with no event here), so only a whole re-listing keeps such names right.
     sink_.dir_changed(DirChange{std::nullopt, w.path});
     if (ev.len == 0 || !(ev.mask & IN_ISDIR)) return;
     const std::string child = w.path + "/" + ev.name;

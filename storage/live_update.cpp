@@ -12,6 +12,7 @@
 #include "storage/dir_digest.hpp"
 #include "storage/entry_binding.hpp"
 #include "storage/inode_sync.hpp"
+#include "storage/live_listing.hpp"
 #include "storage/path_range.hpp"
 #include "storage/statement.hpp"
 #include "storage/totals_adjuster.hpp"
@@ -35,17 +36,8 @@ struct IndexedDir {
     std::int64_t parent = 0;
     std::int64_t scan_id = 0;
     std::int64_t depth = 0;
+    std::optional<std::uint64_t> digest;  // NULL in rows of schema version 1
 };
-
-constexpr const char* kEntryColumnsSql =
-    "type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns), mode, uid, gid, dev, ino,"
-    " nlink, error";
-
-// The same directory under the same name: its indexed subtree stays.
-bool same_directory(const core::WalkResult& old, const core::WalkResult& fresh) {
-    return old.is_dir() && fresh.is_dir() && old.has_stat && fresh.has_stat &&
-           old.dev == fresh.dev && old.ino == fresh.ino;
-}
 
 // What a non-directory adds to its directory's single part (storage/tree_totals.cpp, add()).
 Totals single_of_file(const core::WalkResult& r) {
@@ -57,13 +49,6 @@ Totals single_of_file(const core::WalkResult& r) {
 Totals own_size(const core::WalkResult& r) {
     return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
                   r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 0, 0};
-}
-
-std::string child_path(std::string_view dir, std::string_view name) {
-    std::string p(dir);
-    if (p.empty() || p.back() != '/') p.push_back('/');
-    p.append(name);
-    return p;
 }
 
 class Applier {
@@ -85,6 +70,9 @@ class Applier {
         std::vector<std::pair<core::WalkResult*, core::WalkResult>> changed;  // fresh, old
         std::vector<std::int64_t> changed_dir_ids;  // parallel: dirs id of a same directory
         std::vector<core::WalkResult*> added;
+        // A partial re-listing: the hashes of the indexed rows it read (every row the digest
+        // loses; the rows it keeps come back through the fresh entries' hashes).
+        std::uint64_t old_hash_sum = 0;
     };
     core::Status lookup_dir(std::string_view path, IndexedDir* out, bool* found);
     core::Status plan_dir(RelistedDir& dir, Plan* plan, bool* applies);
@@ -111,6 +99,7 @@ class Applier {
     Statement delete_error_;
     Statement insert_link_;
     Statement insert_dir_;
+    Statement set_digest_;
     std::vector<std::string> removed_prefixes_;  // subtrees this batch deletes or replaces
     std::unordered_map<std::string, WalkedSubtree*> subtrees_;  // by the subtree root's path
     // Hard-linked inodes whose names this batch wrote or removed, and the directories it wrote
@@ -126,6 +115,10 @@ class Applier {
         }
     }
     std::int64_t next_id_ = 0;  // 0: not read yet
+    // Directories whose rows changed without a listing of them in this batch (a subdirectory's
+    // own row moved): their digests are summed again from their rows once everything is written.
+    std::vector<std::int64_t> digest_stale_;
+    core::Status recompute_digests();
 };
 
 core::Status Applier::prepare() {
@@ -134,7 +127,7 @@ core::Status Applier::prepare() {
         const char* text;
     };
     const Sql all[] = {
-        {&find_dir_, "SELECT id, parent, scan_id, depth FROM dirs WHERE prefix = ?"},
+        {&find_dir_, "SELECT id, parent, scan_id, depth, digest FROM dirs WHERE prefix = ?"},
         {&read_entries_,
          "SELECT name, type, size, blocks, mtime_ns, coalesce(ctime_ns, mtime_ns),"
          " mode, uid, gid, dev, ino, nlink, error FROM entries WHERE dir = ?"},
@@ -158,6 +151,7 @@ core::Status Applier::prepare() {
         {&insert_dir_,
          "INSERT INTO dirs(id, parent, scan_id, depth, prefix, size, blocks, files,"
          " dirs, digest) VALUES (?,?,?,?,?,?,?,?,?,?)"},
+        {&set_digest_, "UPDATE dirs SET digest = ? WHERE id = ?"},
     };
     for (const Sql& s : all) {
         if (auto st = db_.prepare(s.text, s.statement); !st) return st;
@@ -170,7 +164,10 @@ core::Status Applier::lookup_dir(std::string_view path, IndexedDir* out, bool* f
     if (auto s = find_dir_.step(found); !s) return s;
     if (*found) {
         *out = IndexedDir{find_dir_.column_int64(0), find_dir_.column_int64(1),
-                          find_dir_.column_int64(2), find_dir_.column_int64(3)};
+                          find_dir_.column_int64(2), find_dir_.column_int64(3), std::nullopt};
+        if (!find_dir_.column_is_null(4)) {
+            out->digest = static_cast<std::uint64_t>(find_dir_.column_int64(4));
+        }
     }
     find_dir_.reset();
     return {};
@@ -225,28 +222,65 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
         fresh.emplace(e.name(), &e);
     }
     std::unordered_map<std::string_view, bool> seen;  // fresh names that have an old row
-    read_entries_.bind_int64(1, plan->indexed.id);
-    for (;;) {
-        if (auto s = read_entries_.step(&row); !s) return s;
-        if (!row) break;
-        core::WalkResult old = read_entry_metadata(read_entries_, 1);
-        old.path = child_path(path, read_entries_.column_bytes(0));
-        old.name_offset =
-            static_cast<std::uint32_t>(old.path.size() - read_entries_.column_bytes(0).size());
+    bool hard_links = false;  // a partial re-listing touched an inode with several names
+    // One indexed row against the fresh listing: unchanged, changed, or removed.
+    const auto consider = [&](core::WalkResult old) {
+        if (dir.partial) {
+            plan->old_hash_sum += entry_hash(old);
+            hard_links = hard_links || (old.has_stat && old.nlink > 1 && !old.is_dir());
+        }
         const auto it = fresh.find(old.name());
         core::WalkResult* now = it == fresh.end() ? nullptr : it->second;
         if (now != nullptr && (!old.is_dir() || same_directory(old, *now)) &&
             old.is_dir() == now->is_dir()) {
             seen.emplace(now->name(), true);
-            if (same_entry_metadata(old, *now)) continue;
+            if (same_entry_metadata(old, *now)) return;
             plan->changed.emplace_back(now, std::move(old));
             plan->changed_dir_ids.push_back(0);
-            continue;
+            return;
         }
         plan->removed.push_back(std::move(old));
         plan->removed_dir_ids.push_back(0);
+    };
+    if (!dir.partial) {
+        read_entries_.bind_int64(1, plan->indexed.id);
+        for (;;) {
+            if (auto s = read_entries_.step(&row); !s) return s;
+            if (!row) break;
+            core::WalkResult old = read_entry_metadata(read_entries_, 1);
+            old.path = child_path(path, read_entries_.column_bytes(0));
+            old.name_offset =
+                static_cast<std::uint32_t>(old.path.size() - read_entries_.column_bytes(0).size());
+            consider(std::move(old));
+        }
+        read_entries_.reset();
+    } else {
+        // Only the named rows: those of the fresh entries, and those of the names now gone.
+        const auto read_named = [&](std::string_view name) -> core::Status {
+            read_entry_.bind_int64(1, plan->indexed.id).bind_blob(2, name);
+            if (auto s = read_entry_.step(&row); !s) return s;
+            if (row) {
+                core::WalkResult old = read_entry_metadata(read_entry_, 0);
+                old.path = child_path(path, name);
+                old.name_offset = static_cast<std::uint32_t>(old.path.size() - name.size());
+                consider(std::move(old));
+            }
+            read_entry_.reset();
+            return {};
+        };
+        for (const core::WalkResult& e : dir.entries) {
+            hard_links = hard_links || (e.has_stat && e.nlink > 1 && !e.is_dir());
+            if (auto s = read_named(e.name()); !s) return s;
+        }
+        for (const std::string& name : dir.gone) {
+            if (fresh.count(name) != 0) continue;  // named twice: the listing wins
+            if (auto s = read_named(name); !s) return s;
+        }
+        if (hard_links) {
+            report_.relist_whole.push_back(path);
+            return {};
+        }
     }
-    read_entries_.reset();
     for (core::WalkResult& e : dir.entries) {
         if (seen.find(e.name()) == seen.end()) plan->added.push_back(&e);
     }
@@ -454,7 +488,11 @@ core::Status Applier::write_plan(Plan& plan) {
     for (std::size_t i = 0; i < plan.removed.size(); ++i) {
         const core::WalkResult& old = plan.removed[i];
         if (auto s = delete_entry(id, old.name()); !s) return s;
-        if (auto s = forget_error(old.path); !s) return s;
+        // Only an entry recorded with an error has an errors row (a directory's may also come
+        // from reading it): a removed file without one needs no lookup.
+        if (old.error != 0 || old.is_dir()) {
+            if (auto s = forget_error(old.path); !s) return s;
+        }
         report_.keys_changed = true;
         if (old.is_dir()) {
             if (plan.removed_dir_ids[i] != 0) {
@@ -523,6 +561,8 @@ core::Status Applier::write_plan(Plan& plan) {
     // The directory's own entry (its mtime moves with every name added or removed) and error.
     if (plan.old_self && !same_entry_metadata(*plan.old_self, dir.self)) {
         if (auto s = update_entry(plan.indexed.parent, plan.name_in_parent, dir.self); !s) return s;
+        // That row is an entry of the parent: the parent's digest follows (at the end).
+        if (plan.indexed.parent != 0) digest_stale_.push_back(plan.indexed.parent);
         Totals d = own_size(dir.self);
         d -= own_size(*plan.old_self);
         totals_.add(id, d);
@@ -531,14 +571,42 @@ core::Status Applier::write_plan(Plan& plan) {
             if (auto s = record_error(plan.indexed.scan_id, dir.self); !s) return s;
         }
     }
-    // The digest a scan would store, so that the next rescan keeps this directory's rows.
+    // The digest a scan would store, so that the next rescan keeps this directory's rows. A
+    // sum over the entries: a partial re-listing takes out the rows it read and adds their
+    // fresh records (a NULL digest stays NULL: the next rescan rewrites that directory).
     std::uint64_t digest = 0;
+    if (dir.partial) {
+        if (!plan.indexed.digest) {
+            ++report_.dirs_applied;
+            return {};
+        }
+        digest = *plan.indexed.digest - plan.old_hash_sum;
+    }
     for (const core::WalkResult& e : dir.entries) digest += entry_hash(e);
-    Statement set_digest;
-    if (auto s = db_.prepare("UPDATE dirs SET digest = ? WHERE id = ?", &set_digest); !s) return s;
-    set_digest.bind_int64(1, static_cast<std::int64_t>(digest)).bind_int64(2, id);
-    if (auto s = set_digest.run(); !s) return s;
+    set_digest_.bind_int64(1, static_cast<std::int64_t>(digest)).bind_int64(2, id);
+    if (auto s = set_digest_.run(); !s) return s;
     ++report_.dirs_applied;
+    return {};
+}
+
+core::Status Applier::recompute_digests() {
+    std::sort(digest_stale_.begin(), digest_stale_.end());
+    digest_stale_.erase(std::unique(digest_stale_.begin(), digest_stale_.end()),
+                        digest_stale_.end());
+    for (const std::int64_t id : digest_stale_) {
+        std::uint64_t digest = 0;
+        read_entries_.bind_int64(1, id);
+        for (bool row = true;;) {
+            if (auto s = read_entries_.step(&row); !s) return s;
+            if (!row) break;
+            core::WalkResult r = read_entry_metadata(read_entries_, 1);
+            r.path = read_entries_.column_bytes(0);  // name_offset 0: name() is the name
+            digest += entry_hash(r);
+        }
+        read_entries_.reset();
+        set_digest_.bind_int64(1, static_cast<std::int64_t>(digest)).bind_int64(2, id);
+        if (auto s = set_digest_.run(); !s) return s;
+    }
     return {};
 }
 
@@ -586,6 +654,7 @@ core::Status Applier::apply(LiveBatch& batch) {
         if (auto s = sync_inode_names(db_, inodes_, is_fresh, &synced); !s) return s;
         report_.rows_updated += synced.names_updated;
     }
+    if (auto s = recompute_digests(); !s) return s;
     if (report_.keys_changed) {
         if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s)
             return s;
@@ -602,46 +671,6 @@ core::Status Applier::apply(LiveBatch& batch) {
 }
 
 }  // namespace
-
-core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
-                               std::vector<std::string>* paths) {
-    paths->clear();
-    Statement find;
-    if (auto s = db.prepare("SELECT id FROM dirs WHERE prefix = ?", &find); !s) return s;
-    std::string path = dir.self.path;
-    if (path.size() > 1 && path[0] == '/' && path[1] == '/') path.erase(0, 1);
-    find.bind_blob(1, dir_prefix(path));
-    bool row = false;
-    if (auto s = find.step(&row); !s) return s;
-    if (!row) return {};
-    const std::int64_t id = find.column_int64(0);
-    Statement entry;
-    if (auto s = db.prepare(
-            std::string("SELECT ") + kEntryColumnsSql + " FROM entries WHERE dir = ? AND name = ?",
-            &entry);
-        !s) {
-        return s;
-    }
-    for (const core::WalkResult& e : dir.entries) {
-        if (!e.is_dir()) continue;
-        entry.bind_int64(1, id).bind_blob(2, e.name());
-        if (auto s = entry.step(&row); !s) return s;
-        bool known = false;
-        if (row) {
-            const core::WalkResult old = read_entry_metadata(entry, 0);
-            known = same_directory(old, e);
-        }
-        entry.reset();
-        if (known) {
-            find.reset();
-            find.bind_blob(1, dir_prefix(child_path(path, e.name())));
-            if (auto s = find.step(&row); !s) return s;
-            known = row;
-        }
-        if (!known) paths->push_back(child_path(path, e.name()));
-    }
-    return {};
-}
 
 core::Status apply_live_batch(Database& db, LiveBatch& batch, LiveReport* report) {
     *report = {};

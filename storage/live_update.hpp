@@ -24,13 +24,22 @@
 #include "core/status.hpp"
 #include "core/walk_result.hpp"
 #include "storage/database.hpp"
+#include "storage/statement.hpp"
 
 namespace wsindex::storage {
 
-// One directory listed again: the walk of it with max_depth 1 (full paths).
+// One directory listed again: the walk of it with max_depth 1 (full paths), or — `partial` —
+// only the entries whose names the change monitor reported, stat'ed one by one.
 struct RelistedDir {
     core::WalkResult self;                  // its own record: stat, and the listing's error
     std::vector<core::WalkResult> entries;  // one record per entry of the listing
+    // Only the named entries changed: `entries` holds those that exist, `gone` the names that
+    // no longer do; every other row of the directory is as indexed. A change to a name whose
+    // inode has other names (nlink > 1) needs the whole listing (the directory's `links` rows
+    // and the once-per-inode totals are per directory): such a directory is skipped and listed
+    // in LiveReport::relist_whole, for the caller to re-list it whole.
+    bool partial = false;
+    std::vector<std::string> gone;
 };
 
 // A subdirectory that is not in the index (new, or replaced by another directory): the records
@@ -51,7 +60,8 @@ struct LiveReport {
     std::uint64_t rows_updated = 0;
     std::uint64_t rows_deleted = 0;  // entries rows of re-listed directories
     std::uint64_t subtrees_removed = 0;
-    bool keys_changed = false;  // a name was added or removed: meta.generation moved
+    bool keys_changed = false;              // a name was added or removed: meta.generation moved
+    std::vector<std::string> relist_whole;  // partial directories not applied (see RelistedDir)
     // The directories whose names or types changed (added, removed or retyped names, removed
     // subtrees' directories, new directories), sorted and unique: what the name index re-reads.
     std::vector<std::int64_t> name_dirs;
@@ -60,6 +70,20 @@ struct LiveReport {
 
 // Which subdirectories of a re-listed directory need a full walk: those not indexed under the
 // same name as the same directory (device and inode). Empty when `dir` itself is not indexed.
+// One object per batch: its statements are prepared once for all of the batch's directories.
+class UnindexedSubdirs {
+  public:
+    explicit UnindexedSubdirs(Database& db) : db_(db) {}
+    core::Status find(const RelistedDir& dir, std::vector<std::string>* paths);
+
+  private:
+    Database& db_;
+    Statement find_dir_;
+    Statement read_entry_;
+    bool prepared_ = false;
+};
+
+// One directory's answer (tests; a batch uses UnindexedSubdirs).
 core::Status unindexed_subdirs(Database& db, const RelistedDir& dir,
                                std::vector<std::string>* paths);
 

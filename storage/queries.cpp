@@ -470,6 +470,27 @@ core::Status Queries::entry(std::string_view path, FileRow* out, bool* found) {
     return lookup(parent.column_int64(0), base_name(path));
 }
 
+core::Status Queries::entries_in(std::string_view dir, std::vector<FileRow>* out) {
+    out->clear();
+    // One range of the primary key (dir, name): the directory's id by its prefix first.
+    Statement s;
+    if (auto st = db_.prepare(std::string("SELECT ") + kFileColumns +
+                                  " FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
+                                  " WHERE e.dir = (SELECT id FROM dirs WHERE prefix = ?1 AND"
+                                  " id != 0) ORDER BY e.name",
+                              &s);
+        !st) {
+        return st;
+    }
+    s.bind_blob(1, dir_prefix(dir));
+    for (bool row = true;;) {
+        if (auto st = s.step(&row); !st) return st;
+        if (!row) break;
+        out->push_back(read_file_row(s));
+    }
+    return {};
+}
+
 core::Status Queries::biggest_files(std::string_view under, std::size_t limit,
                                     std::vector<FileRow>* out) {
     FindQuery q;

@@ -133,6 +133,9 @@ class Queries {
     // The entry at `path` (a file, a directory, anything); *found false when the index has no
     // entry there.
     core::Status entry(std::string_view path, FileRow* out, bool* found);
+    // The entries directly in the directory `dir` (every type, subdirectories included), in
+    // name order; none when `dir` is not an indexed directory.
+    core::Status entries_in(std::string_view dir, std::vector<FileRow>* out);
     // Largest regular files below `under` (everywhere when empty).
     core::Status biggest_files(std::string_view under, std::size_t limit,
                                std::vector<FileRow>* out);

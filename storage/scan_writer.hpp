@@ -123,6 +123,11 @@ class ScanWriter {
     // Deletes the entries of replaced directories, in transactions of about `batch_dirs`
     // directories so that readers and checkpoints interleave. Called after complete().
     core::Status collect_garbage(std::size_t batch_dirs = 512);
+    // The last step of collect_garbage: drops cached content hashes of inodes that left the
+    // index (storage/content_hashes.hpp) when directories were collected (a swap, a forget, a
+    // live update that replaced directories), and otherwise at most once a minute (a live
+    // update deletes single files without garbage; a stale row is never used, only kept).
+    core::Status prune_hashes_after_gc(bool collected_dirs);
 
     // While no scan runs: copies the log into the database file (PASSIVE: never waits for a
     // reader; what a reader still needs stays in the log). Why: a reader looks every page up in
@@ -289,6 +294,8 @@ class ScanWriter {
     core::Status first_write_error_;  // sticky: the first write error of this scan
     double swap_seconds_ = 0;
     double gc_seconds_ = 0;
+    // When collect_garbage last pruned content_hashes (see prune_hashes_after_gc).
+    std::optional<std::chrono::steady_clock::time_point> last_hash_prune_;
 };
 
 }  // namespace wsindex::storage

@@ -2,6 +2,7 @@
 #include <sqlite3.h>
 
 #include "core/clock.hpp"
+#include "storage/content_hashes.hpp"
 #include "storage/path_range.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
@@ -74,6 +75,7 @@ core::Status ScanWriter::collect_garbage(std::size_t batch_dirs) {
     if (s) s = db_.prepare("DELETE FROM garbage WHERE dir = ?", &del_garbage);
     if (!s) return s;
     std::vector<std::int64_t> ids;
+    bool collected = false;
     for (;;) {
         ids.clear();
         pick.bind_int64(1, static_cast<std::int64_t>(batch_dirs));
@@ -83,7 +85,8 @@ core::Status ScanWriter::collect_garbage(std::size_t batch_dirs) {
             ids.push_back(pick.column_int64(0));
         }
         pick.reset();
-        if (ids.empty()) return {};
+        if (ids.empty()) return prune_hashes_after_gc(collected);
+        collected = true;
         TransactionGuard txn(db_);
         if (auto st = txn.begin(); !st) return st;
         for (std::int64_t id : ids) {
@@ -96,6 +99,16 @@ core::Status ScanWriter::collect_garbage(std::size_t batch_dirs) {
         }
         if (auto st = txn.commit(); !st) return st;
     }
+}
+
+core::Status ScanWriter::prune_hashes_after_gc(bool collected_dirs) {
+    constexpr auto kLivePruneInterval = std::chrono::minutes(1);
+    const auto now = std::chrono::steady_clock::now();
+    if (!collected_dirs && last_hash_prune_ && now - *last_hash_prune_ < kLivePruneInterval) {
+        return {};
+    }
+    last_hash_prune_ = now;
+    return prune_content_hashes(db_);
 }
 
 }  // namespace wsindex::storage

@@ -135,8 +135,25 @@ SELECT CAST(d.prefix || e.name AS TEXT) AS path,
 FROM entries AS e JOIN dirs AS d ON d.id = e.dir;
 )sql";
 
+// Version 4: content hashes for `wsctl dupes` (storage/content_hashes.hpp), one row per inode.
+// A row is valid only while size, mtime and ctime (and so the inode) match the inode's entries;
+// every reader checks that, so a stale row is never used, only wasted until pruned.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE IF NOT EXISTS content_hashes(
+    dev INTEGER NOT NULL,
+    ino INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    partial BLOB,
+    full BLOB,
+    PRIMARY KEY (dev, ino)
+) WITHOUT ROWID;
+)sql";
+
 // migrations[v] takes a database from version v to v + 1.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3,
+                                                                 kSchemaV4};
 
 core::Status read_version(Database& db, std::int64_t* version) {
     return db.query_int64("PRAGMA user_version", version);
@@ -195,11 +212,15 @@ core::Status migrate_schema(Database& db) {
 // at depth 1 that is ~20 rows instead of 47,626. An integer key: inserting the 47k dirs rows
 // of a 1M-entry scan into it costs a third of what the earlier dirs(depth, prefix) index did
 // (whose keys repeat the paths), and the swap that inserts them is serial (docs/schema.md).
+// errors(path): a live update removes the error of an entry or of a removed subtree (a path
+// range) by path; without it each such delete reads every errors row. Errors are few per
+// scan, so the index costs the scan nearly nothing.
 core::Status ensure_query_indexes(Database& db) {
     return db.exec(
         "DROP INDEX IF EXISTS dirs_depth_prefix;"
         " CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);"
-        " CREATE INDEX IF NOT EXISTS links_inode ON links(dev, ino)");
+        " CREATE INDEX IF NOT EXISTS links_inode ON links(dev, ino);"
+        " CREATE INDEX IF NOT EXISTS errors_path ON errors(path)");
 }
 
 core::Status check_schema_version(Database& db) {

@@ -8,7 +8,7 @@ namespace wsindex::storage {
 class Database;
 
 // The schema version this program writes and reads.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Creates the schema in an empty database or migrates an older one, one version per
 // transaction. A newer version than kSchemaVersion is StorageErrc::schema_too_new (never touched).

@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     bool print0 = false;
     std::size_t batch = 1024;
     app.add_option("ROOT", root, "directory to walk")->required();
-    app.add_option("--workers", workers, "worker threads (default: number of CPUs)");
+    app.add_option("--workers", workers,
+                   "worker threads (default: the walker's, one per CPU and at least 16)");
     app.add_flag("--one-file-system", one_fs, "do not descend into other file systems");
     app.add_option("--batch", batch, "results per batch handed to the consumer (default 1024)");
     app.add_flag("--print0", print0, "print every path NUL-terminated on stdout, JSON on stderr");

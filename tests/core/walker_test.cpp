@@ -348,7 +348,8 @@ TEST(Walker, SingleWorkerAndManyWorkersAgree) {
     const std::string root = tmp / "tree";
     if (!make_tree(root, 2000, "balanced"))
         WSINDEX_SKIP_OR_FAIL_IN_CI() << "mktree.py not available";
-    for (unsigned workers : {1u, 3u, 8u}) {
+    // 0: the default, more workers than this machine's CPUs; 64: far more than tasks at times.
+    for (unsigned workers : {1u, 3u, 8u, 0u, 64u}) {
         WalkOptions o;
         o.workers = workers;
         o.split_threshold = 8;
@@ -357,6 +358,26 @@ TEST(Walker, SingleWorkerAndManyWorkersAgree) {
         ASSERT_TRUE(w.status);
         EXPECT_EQ(paths_of(w.results), find_paths(root)) << workers << " workers";
     }
+}
+
+// The default keeps more requests in flight than there are CPUs (for cold disks), and every
+// entry still comes exactly once, also when workers outnumber the directories.
+TEST(Walker, DefaultWorkersOutnumberTheCpus) {
+    EXPECT_GE(core::default_walk_workers(), core::kMinDefaultWalkWorkers);
+    EXPECT_GE(core::default_walk_workers(), std::thread::hardware_concurrency());
+    const core::Walker walker;
+    EXPECT_EQ(walker.workers(), core::default_walk_workers());
+
+    TempDir tmp;
+    const std::string root = tmp / "tree";
+    if (!make_tree(root, 3000, "lopsided"))
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "mktree.py not available";
+    const Walked w = walk(root);
+    ASSERT_TRUE(w.status) << w.status.to_string();
+    const auto paths = paths_of(w.results);
+    EXPECT_EQ(std::set<std::string>(paths.begin(), paths.end()).size(), paths.size())
+        << "a path was reported twice";
+    EXPECT_EQ(paths, find_paths(root));
 }
 
 }  // namespace

@@ -129,6 +129,57 @@ TEST(Methods, DuParams) {
     expect_invalid<DuParams>(json{{"path", ""}}, "path");
 }
 
+TEST(Methods, DuChildrenAndEntryColumnsRoundTripAndAreAbsentOtherwise) {
+    DuParams p;
+    p.path = "/var";
+    EXPECT_FALSE(to_json(p).contains("children"));  // old daemons see the request they know
+    p.children = true;
+    EXPECT_TRUE(through_wire(p).children);
+
+    DuEntry plain{"/usr", 0, 100, 4096, 5, 2};
+    EXPECT_FALSE(to_json(plain).contains("type"));  // without children: the reply as before
+    EXPECT_FALSE(through_wire(DuReply{{plain}}).entries[0].stat.has_value());
+
+    DuEntry file{"/usr/\xFF", 1, 7, 4096, 1, 0};
+    DuEntryStat st;
+    st.type = 'f';
+    st.has_stat = true;
+    st.size = 7;
+    st.blocks = 8;
+    st.mtime_ns = -5;
+    st.ctime_ns = 9;
+    st.mode = 0100644;
+    st.uid = 1000;
+    st.gid = 100;
+    st.dev = 2049;
+    st.ino = 1234567;
+    st.nlink = 2;
+    file.stat = st;
+    DuEntry unread{"/usr/locked", 1, 0, 0, 0, 0};
+    DuEntryStat bad;
+    bad.type = 'd';
+    bad.error = 13;
+    unread.stat = bad;
+    const DuReply back = through_wire(DuReply{{file, unread}});
+    ASSERT_EQ(back.entries.size(), 2u);
+    ASSERT_TRUE(back.entries[0].stat.has_value());
+    const DuEntryStat& got = *back.entries[0].stat;
+    EXPECT_EQ(got.type, 'f');
+    EXPECT_TRUE(got.has_stat);
+    EXPECT_EQ(got.blocks, 8u);
+    EXPECT_EQ(got.mtime_ns, -5);
+    EXPECT_EQ(got.ctime_ns, 9);
+    EXPECT_EQ(got.mode, 0100644u);
+    EXPECT_EQ(got.uid, 1000u);
+    EXPECT_EQ(got.ino, 1234567u);
+    EXPECT_EQ(got.nlink, 2u);
+    ASSERT_TRUE(back.entries[1].stat.has_value());
+    EXPECT_FALSE(back.entries[1].stat->has_stat);
+    EXPECT_EQ(back.entries[1].stat->error, 13);
+    expect_invalid<DuReply>(json{{"entries", {{{"path", "/a"}, {"type", "ff"}}}}},
+                            "entries[0].type");
+}
+
 TEST(Methods, ForgetParamsAndReply) {
     ForgetParams p;
     p.root = "/gone/\xff";  // bytes, not text

@@ -155,5 +155,34 @@ TEST(CoalescerGroupTest, NothingLeavesEarlyWhenNothingIsDue) {
     EXPECT_EQ(c.dirty_count(), 0u);
 }
 
+TEST_F(CoalescerTest, NamesOfMergedEventsLeaveSortedAndANamelessEventMeansWhole) {
+    c_.dir_changed(DirChange{1, "", "b", {}});
+    c_.dir_changed(DirChange{1, "", "a", {}});
+    c_.dir_changed(DirChange{1, "", "b", {}});
+    c_.dir_changed(DirChange{2, "", "x", {}});
+    c_.dir_changed(DirChange{2, "", "", {}});  // the directory itself: all of it
+    c_.dir_changed(DirChange{2, "", "y", {}});
+    now_ += 1s;
+    auto due = c_.take_due();
+    ASSERT_EQ(due.size(), 2u);
+    if (*due[0].key != 1) std::swap(due[0], due[1]);
+    EXPECT_EQ(due[0].names, (std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(due[1].names.empty()) << "whole";
+    EXPECT_TRUE(due[0].name.empty());
+}
+
+TEST_F(CoalescerTest, TooManyNamesMeanWhole) {
+    for (std::size_t i = 0; i <= Coalescer::kMaxNames; ++i) {
+        c_.dir_changed(DirChange{1, "", "n" + std::to_string(i), {}});
+    }
+    c_.dir_changed(DirChange{2, "", "only", {}});
+    now_ += 1s;
+    auto due = c_.take_due();
+    ASSERT_EQ(due.size(), 2u);
+    if (*due[0].key != 1) std::swap(due[0], due[1]);
+    EXPECT_TRUE(due[0].names.empty()) << "more than kMaxNames: whole";
+    EXPECT_EQ(due[1].names, std::vector<std::string>{"only"});
+}
+
 }  // namespace
 }  // namespace wsindex::monitor

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/named_stat.hpp"
 #include "core/walker.hpp"
 #include "storage/name_index.hpp"
 #include "storage/scan_writer.hpp"
@@ -57,6 +58,42 @@ core::Status relist(Database& db, const std::vector<std::string>& dirs, LiveRepo
     return apply_live_batch(db, batch, report);
 }
 
+// What the daemon does for directories whose changed names the monitor reported: stat each
+// name, walk what is new, apply the partial re-listings.
+core::Status relist_named(Database& db,
+                          const std::vector<std::pair<std::string, std::vector<std::string>>>& dirs,
+                          LiveReport* report) {
+    LiveBatch batch;
+    for (const auto& [dir, names] : dirs) {
+        core::NamedStat named;
+        if (auto s = core::stat_named(dir, names, core::real_fs_ops(), &named); !s) return s;
+        RelistedDir rd;
+        rd.self = std::move(named.self);
+        rd.entries = std::move(named.found);
+        rd.gone = std::move(named.gone);
+        rd.partial = true;
+        std::vector<std::string> fresh;
+        if (auto s = unindexed_subdirs(db, rd, &fresh); !s) return s;
+        for (const std::string& sub : fresh) batch.subtrees.push_back({walk(sub, 0)});
+        batch.dirs.push_back(std::move(rd));
+    }
+    return apply_live_batch(db, batch, report);
+}
+
+// Each directory's digest by path: what lets a later rescan keep its rows.
+std::string dump_digests(Database& db) {
+    Statement s;
+    EXPECT_TRUE(
+        db.prepare("SELECT prefix, digest FROM dirs WHERE prefix != '' ORDER BY prefix", &s));
+    std::string out;
+    for (bool row = true;;) {
+        EXPECT_TRUE(s.step(&row));
+        if (!row) break;
+        out += std::string(s.column_bytes(0)) + " " + std::to_string(s.column_int64(1)) + "\n";
+    }
+    return out;
+}
+
 class LiveUpdate : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -86,6 +123,27 @@ class LiveUpdate : public ::testing::Test {
         std::unique_ptr<ScanWriter> fresh;
         ASSERT_TRUE(ScanWriter::open(fresh_db, &fresh));
         EXPECT_EQ(test::dump_index(writer_->database()), test::dump_index(fresh->database()));
+        EXPECT_EQ(dump_digests(writer_->database()), dump_digests(fresh->database()));
+        EXPECT_EQ(test::integrity(writer_->database()), "ok");
+        last_ = report;
+    }
+
+    // The same for named changes (partial re-listings); digests must equal a fresh scan's too.
+    void expect_named_converges(
+        const std::vector<std::pair<std::string, std::vector<std::string>>>& named_rel) {
+        std::vector<std::pair<std::string, std::vector<std::string>>> named;
+        for (const auto& [d, names] : named_rel)
+            named.emplace_back(d.empty() ? root_ : p(d), names);
+        LiveReport report;
+        const core::Status s = relist_named(writer_->database(), named, &report);
+        ASSERT_TRUE(s) << s.to_string();
+        ASSERT_TRUE(writer_->collect_garbage());
+        const std::string fresh_db = tmp_ / ("fresh" + std::to_string(++fresh_) + ".db");
+        ASSERT_TRUE(test::scan_db(fresh_db, root_));
+        std::unique_ptr<ScanWriter> fresh;
+        ASSERT_TRUE(ScanWriter::open(fresh_db, &fresh));
+        EXPECT_EQ(test::dump_index(writer_->database()), test::dump_index(fresh->database()));
+        EXPECT_EQ(dump_digests(writer_->database()), dump_digests(fresh->database()));
         EXPECT_EQ(test::integrity(writer_->database()), "ok");
         last_ = report;
         expect_names_layered(report);
@@ -252,6 +310,45 @@ TEST_F(LiveUpdate, AFailedBatchLeavesTheIndexAsItWas) {
     EXPECT_FALSE(apply_live_batch(writer_->database(), batch, &report));
     ASSERT_TRUE(other.exec("ROLLBACK"));
     EXPECT_EQ(test::dump_index(writer_->database()), before);
+}
+
+TEST_F(LiveUpdate, NamedChangesStatOnlyTheirNames) {
+    test::write_file(p("a/new"), 4000);
+    test::write_file(p("b/g"), 12345);
+    ASSERT_EQ(::unlink(p("c/h").c_str()), 0);
+    ASSERT_EQ(::chmod(p("top").c_str(), 0600), 0);
+    test::write_file(p("b/odd\nname\xff"), 7);
+    expect_named_converges({{"a", {"new"}},
+                            {"b", {"g", "odd\nname\xff", "never-existed"}},
+                            {"c", {"h"}},
+                            {"", {"top"}}});
+    EXPECT_EQ(last_.dirs_applied, 4u);
+    EXPECT_EQ(last_.rows_inserted, 2u);
+    EXPECT_EQ(last_.rows_deleted, 1u);
+    EXPECT_TRUE(last_.relist_whole.empty());
+}
+
+TEST_F(LiveUpdate, NamedSubdirectoriesComeAndGoWithTheirSubtrees) {
+    mk("b/n");
+    mk("b/n/m");
+    test::write_file(p("b/n/m/deep"), 777);
+    test::remove_tree(p("a/x"));
+    test::write_file(p("a/x"), 10);  // a directory replaced by a file of the same name
+    ASSERT_EQ(::rename(p("c").c_str(), p("c2").c_str()), 0);
+    expect_named_converges({{"a", {"x"}}, {"b", {"n"}}, {"", {"c", "c2"}}});
+    EXPECT_EQ(last_.subtrees_removed, 2u);  // a/x, and c (now c2, walked anew)
+}
+
+TEST_F(LiveUpdate, NamedChangeToAHardLinkedInodeAsksForTheWholeDirectory) {
+    ASSERT_EQ(::link(p("b/g").c_str(), p("c/g-link").c_str()), 0);
+    LiveReport report;
+    const std::string before = test::dump_index(writer_->database());
+    ASSERT_TRUE(relist_named(writer_->database(), {{p("c"), {"g-link"}}}, &report));
+    EXPECT_EQ(report.relist_whole, std::vector<std::string>{p("c")});
+    EXPECT_EQ(report.dirs_applied, 0u);
+    EXPECT_EQ(test::dump_index(writer_->database()), before) << "nothing of c applied";
+    // The whole listing then syncs the other name too (inode_sync).
+    expect_converges({"c"});
 }
 
 }  // namespace

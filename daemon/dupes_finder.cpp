@@ -1,0 +1,409 @@
+// Dupes finder: candidates, visibility, partial and full hashes, byte comparison
+// (dupes_finder.hpp).
+#include "daemon/dupes_finder.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "storage/content_hashes.hpp"
+#include "storage/database.hpp"
+
+namespace wsindex::daemon {
+
+std::string_view to_string(DupesPhase phase) {
+    switch (phase) {
+        case DupesPhase::Listing:
+            return "listing";
+        case DupesPhase::Checking:
+            return "checking";
+        case DupesPhase::Partial:
+            return "partial";
+        case DupesPhase::Full:
+            return "full";
+        case DupesPhase::Compare:
+            return "compare";
+        case DupesPhase::Done:
+            return "done";
+    }
+    return "unknown";
+}
+
+DupesProgress::DupesProgress(unsigned workers)
+    : worker_count_(workers), slots_(std::make_unique<Slot[]>(workers)) {}
+
+void DupesProgress::start_phase(DupesPhase phase, std::uint64_t files, std::uint64_t bytes) {
+    files_total_.store(files, std::memory_order_relaxed);
+    bytes_total_.store(bytes, std::memory_order_relaxed);
+    files_done_.store(0, std::memory_order_relaxed);
+    bytes_done_.store(0, std::memory_order_relaxed);
+    for (unsigned i = 0; i < worker_count_; ++i) {
+        slots_[i].items.store(0, std::memory_order_relaxed);
+        slots_[i].bytes.store(0, std::memory_order_relaxed);
+    }
+    phase_.store(static_cast<int>(phase), std::memory_order_relaxed);
+}
+
+void DupesProgress::file_done(unsigned w, std::uint64_t size, std::uint64_t read) {
+    files_done_.fetch_add(1, std::memory_order_relaxed);
+    bytes_done_.fetch_add(size, std::memory_order_relaxed);
+    bytes_read_.fetch_add(read, std::memory_order_relaxed);
+    if (w < worker_count_) {
+        slots_[w].items.fetch_add(1, std::memory_order_relaxed);
+        slots_[w].bytes.fetch_add(read, std::memory_order_relaxed);
+    }
+}
+
+void DupesProgress::set_executor_stats(std::vector<core::RangeWorkerStats> stats) {
+    std::lock_guard lock(mu_);
+    executor_ = std::move(stats);
+}
+
+DupesProgress::Snapshot DupesProgress::snapshot() const {
+    Snapshot s;
+    s.phase = static_cast<DupesPhase>(phase_.load(std::memory_order_relaxed));
+    s.files_total = files_total_.load(std::memory_order_relaxed);
+    s.files_done = files_done_.load(std::memory_order_relaxed);
+    s.bytes_total = bytes_total_.load(std::memory_order_relaxed);
+    s.bytes_done = bytes_done_.load(std::memory_order_relaxed);
+    s.bytes_read = bytes_read_.load(std::memory_order_relaxed);
+    for (unsigned i = 0; i < worker_count_; ++i) {
+        s.workers.push_back({slots_[i].items.load(std::memory_order_relaxed),
+                             slots_[i].bytes.load(std::memory_order_relaxed)});
+    }
+    std::lock_guard lock(mu_);
+    s.executor = executor_;
+    return s;
+}
+
+namespace {
+
+// One candidate inode through the steps. Written during a phase only by the worker that runs
+// its index; read between phases (parallel_for's return orders them).
+struct Item {
+    DupesFile file;
+    std::optional<storage::Hash128> partial;
+    std::optional<storage::Hash128> full;
+    bool partial_new = false;
+    bool full_new = false;
+    HashOutcome outcome = HashOutcome::Hashed;  // anything else: left out
+    ReadCounters read;
+};
+
+bool alive(const Item& i) { return i.outcome == HashOutcome::Hashed; }
+
+bool small(const Item& i) { return i.file.inode.size <= 2 * kPartialBytes; }
+
+// Groups of alive items (indices) with equal size and key; only groups of two or more.
+template <class Key>
+std::vector<std::vector<std::size_t>> group_by(const std::vector<Item>& items,
+                                               const std::vector<std::size_t>& among, Key key) {
+    std::map<std::pair<std::int64_t, storage::Hash128>, std::vector<std::size_t>> groups;
+    for (std::size_t i : among) {
+        if (!alive(items[i])) continue;
+        const std::optional<storage::Hash128> k = key(items[i]);
+        if (!k) continue;
+        groups[{items[i].file.inode.size, *k}].push_back(i);
+    }
+    std::vector<std::vector<std::size_t>> out;
+    for (auto& [k, g] : groups) {
+        if (g.size() > 1) out.push_back(std::move(g));
+    }
+    return out;
+}
+
+class Run {
+  public:
+    Run(DupesEnvironment& env, std::stop_token stop, DupesResult* out)
+        : env_(env), stop_(std::move(stop)), out_(out) {}
+
+    core::Status go(const DupesRequest& request) {
+        env_.progress.start_phase(DupesPhase::Listing, 0, 0);
+        if (auto st = list(request); !st) return st;
+        out_->candidates = items_.size();
+        std::vector<std::size_t> all(items_.size());
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+
+        std::vector<std::size_t> need_partial;
+        for (std::size_t i : all) {
+            if (!alive(items_[i])) continue;
+            if (items_[i].partial) {
+                ++out_->cached;
+            } else {
+                need_partial.push_back(i);
+            }
+        }
+        if (auto st = phase(DupesPhase::Partial, need_partial,
+                            [](FileHasher& h, Item& it) {
+                                storage::Hash128 hash{};
+                                it.outcome = h.partial(it.file.names.front(), it.file.inode, &hash,
+                                                       &it.read);
+                                if (it.outcome != HashOutcome::Hashed) return;
+                                it.partial = hash;
+                                it.partial_new = true;
+                                // A small file was read whole: its partial hash is its hash.
+                                if (small(it)) {
+                                    it.full = hash;
+                                    it.full_new = true;
+                                }
+                            });
+            !st) {
+            return st;
+        }
+        out_->hashed += need_partial.size();
+        store(need_partial);
+
+        std::vector<std::size_t> need_full;
+        std::vector<std::size_t> colliding;
+        for (const auto& g : group_by(items_, all, [](const Item& i) { return i.partial; })) {
+            for (std::size_t i : g) {
+                colliding.push_back(i);
+                if (!items_[i].full) {
+                    need_full.push_back(i);
+                } else if (!items_[i].full_new) {
+                    ++out_->cached;
+                }
+            }
+        }
+        if (auto st = phase(DupesPhase::Full, need_full,
+                            [](FileHasher& h, Item& it) {
+                                storage::Hash128 hash{};
+                                it.outcome =
+                                    h.full(it.file.names.front(), it.file.inode, &hash, &it.read);
+                                if (it.outcome != HashOutcome::Hashed) return;
+                                it.full = hash;
+                                it.full_new = true;
+                            });
+            !st) {
+            return st;
+        }
+        out_->hashed += need_full.size();
+        store(need_full);
+
+        std::vector<std::vector<std::size_t>> groups =
+            group_by(items_, colliding, [](const Item& i) { return i.full; });
+
+        // A file whose hashes all came from the cache was not opened by this run. Before it is
+        // reported it is still looked at (no content read): it must be the inode the index
+        // describes (an index not followed live can be behind), and the caller must be allowed
+        // to read it. Only group members need it: leaving a file out of a group changes no
+        // other file's group.
+        std::vector<std::size_t> check;
+        for (const auto& g : groups) {
+            for (std::size_t i : g) {
+                if (!items_[i].partial_new && !items_[i].full_new) check.push_back(i);
+            }
+        }
+        if (auto st = phase(DupesPhase::Checking, check,
+                            [](FileHasher& h, Item& it) {
+                                it.outcome = h.check(it.file.names.front(), it.file.inode);
+                            });
+            !st) {
+            return st;
+        }
+        if (!check.empty()) {
+            groups = group_by(items_, colliding, [](const Item& i) { return i.full; });
+        }
+        if (request.paranoid) {
+            if (auto st = compare(&groups); !st) return st;
+        }
+        report(groups);
+        env_.progress.start_phase(DupesPhase::Done, 0, 0);
+        return {};
+    }
+
+  private:
+    core::Status list(const DupesRequest& request) {
+        storage::CandidateQuery q;
+        q.roots = request.roots;
+        q.min_size = request.min_size;
+        std::vector<storage::DupeCandidate> rows;
+        if (auto st = storage::dupe_candidates(env_.db, q, &rows); !st) return st;
+        // Rows come by size, then inode: consecutive rows of one inode are its names.
+        std::vector<Item> items;
+        for (storage::DupeCandidate& c : rows) {
+            if (env_.can_see && !env_.can_see(c.path)) continue;
+            if (items.empty() || items.back().file.inode.dev != c.dev ||
+                items.back().file.inode.ino != c.ino) {
+                Item it;
+                it.file.inode = {c.dev, c.ino, c.size, c.mtime_ns, c.ctime_ns};
+                it.partial = c.partial;
+                it.full = c.full;
+                items.push_back(std::move(it));
+            }
+            items.back().file.names.push_back(std::move(c.path));
+        }
+        // Sizes left with one visible inode are no candidates any more.
+        for (std::size_t i = 0; i < items.size();) {
+            std::size_t j = i;
+            while (j < items.size() && items[j].file.inode.size == items[i].file.inode.size) ++j;
+            if (j - i > 1) {
+                for (std::size_t k = i; k < j; ++k) items_.push_back(std::move(items[k]));
+            }
+            i = j;
+        }
+        for (Item& it : items_) std::sort(it.file.names.begin(), it.file.names.end());
+        return {};
+    }
+
+    template <class Fn>
+    core::Status phase(DupesPhase which, const std::vector<std::size_t>& indices, Fn fn) {
+        std::uint64_t bytes = 0;
+        for (std::size_t i : indices)
+            bytes += static_cast<std::uint64_t>(items_[i].file.inode.size);
+        env_.progress.start_phase(which, indices.size(), bytes);
+        if (indices.empty()) return {};
+        const std::stop_token stop = stop_;
+        FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
+        const core::Status st = env_.executor.parallel_for(
+            indices.size(),
+            [&](std::size_t begin, std::size_t end, unsigned worker) {
+                for (std::size_t k = begin; k < end; ++k) {
+                    Item& it = items_[indices[k]];
+                    const std::uint64_t before = it.read.bytes;
+                    fn(hasher, it);
+                    env_.progress.file_done(worker, static_cast<std::uint64_t>(it.file.inode.size),
+                                            it.read.bytes - before);
+                }
+            },
+            stop_);
+        env_.progress.set_executor_stats(env_.executor.stats());
+        for (std::size_t i : indices) {
+            Item& it = items_[i];
+            if (it.outcome == HashOutcome::Cancelled) return cancelled();
+        }
+        if (!st) return st;
+        return {};
+    }
+
+    static core::Status cancelled() {
+        return {std::make_error_code(std::errc::operation_canceled), "dupes cancelled"};
+    }
+
+    // Hashes are a cache: a write that fails (the index busy for long, a full disk) costs the
+    // next run a read, nothing else.
+    void store(const std::vector<std::size_t>& indices) {
+        std::vector<storage::HashRecord> records;
+        for (std::size_t i : indices) {
+            const Item& it = items_[i];
+            if (!alive(it) || !(it.partial_new || it.full_new)) continue;
+            const IndexedInode& n = it.file.inode;
+            records.push_back({n.dev, n.ino, n.size, n.mtime_ns, n.ctime_ns, it.partial, it.full});
+        }
+        if (auto st = storage::store_content_hashes(env_.db, records); !st) {
+            spdlog::warn("dupes: keeping {} content hashes failed: {}", records.size(),
+                         st.to_string());
+        }
+    }
+
+    // Splits each group into sets of byte-identical files: every file against the first one
+    // left, one group at a time per executor index.
+    core::Status compare(std::vector<std::vector<std::size_t>>* groups) {
+        std::vector<std::vector<std::size_t>> pending = std::move(*groups);
+        groups->clear();
+        while (!pending.empty()) {
+            std::uint64_t files = 0;
+            std::uint64_t bytes = 0;
+            for (const auto& g : pending) {
+                files += g.size();
+                bytes += g.size() * static_cast<std::uint64_t>(items_[g[0]].file.inode.size);
+            }
+            env_.progress.start_phase(DupesPhase::Compare, files, bytes);
+            std::vector<std::vector<std::size_t>> same(pending.size());
+            std::vector<std::vector<std::size_t>> rest(pending.size());
+            const std::stop_token stop = stop_;
+            FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
+            std::atomic<bool> was_cancelled{false};
+            const core::Status st = env_.executor.parallel_for(
+                pending.size(),
+                [&](std::size_t begin, std::size_t end, unsigned worker) {
+                    for (std::size_t k = begin; k < end; ++k) {
+                        const auto& g = pending[k];
+                        Item& first = items_[g[0]];
+                        same[k].push_back(g[0]);
+                        for (std::size_t j = 1; j < g.size(); ++j) {
+                            Item& other = items_[g[j]];
+                            ReadCounters read;
+                            bool equal = false;
+                            const HashOutcome o = hasher.same_content(
+                                first.file.names.front(), first.file.inode,
+                                other.file.names.front(), other.file.inode, &equal, &read);
+                            env_.progress.file_done(
+                                worker, static_cast<std::uint64_t>(other.file.inode.size),
+                                read.bytes);
+                            other.read.bytes += read.bytes;
+                            if (o == HashOutcome::Cancelled) {
+                                was_cancelled = true;
+                                return;
+                            }
+                            if (o != HashOutcome::Hashed) {
+                                other.outcome = o;
+                            } else if (equal) {
+                                same[k].push_back(g[j]);
+                            } else {
+                                rest[k].push_back(g[j]);
+                            }
+                        }
+                    }
+                },
+                stop_);
+            env_.progress.set_executor_stats(env_.executor.stats());
+            if (was_cancelled) return cancelled();
+            if (!st) return st;
+            pending.clear();
+            for (std::size_t k = 0; k < same.size(); ++k) {
+                if (same[k].size() > 1) groups->push_back(std::move(same[k]));
+                if (rest[k].size() > 1) pending.push_back(std::move(rest[k]));
+            }
+        }
+        return {};
+    }
+
+    void report(const std::vector<std::vector<std::size_t>>& groups) {
+        for (const Item& it : items_) {
+            out_->read.bytes += it.read.bytes;
+            out_->read.files += it.read.files;
+            if (it.outcome == HashOutcome::Changed) {
+                out_->changed.push_back(it.file.names.front());
+            } else if (it.outcome == HashOutcome::Unreadable) {
+                ++out_->unreadable;
+            }
+        }
+        for (const auto& g : groups) {
+            DupesGroup group;
+            for (std::size_t i : g) {
+                if (!alive(items_[i])) continue;
+                group.files.push_back(items_[i].file);
+            }
+            if (group.files.size() < 2) continue;
+            group.size = group.files.front().inode.size;
+            std::sort(group.files.begin(), group.files.end(),
+                      [](const DupesFile& a, const DupesFile& b) { return a.names < b.names; });
+            out_->groups.push_back(std::move(group));
+        }
+        std::sort(out_->groups.begin(), out_->groups.end(),
+                  [](const DupesGroup& a, const DupesGroup& b) {
+                      if (a.wasted() != b.wasted()) return a.wasted() > b.wasted();
+                      return a.files.front().names < b.files.front().names;
+                  });
+        std::sort(out_->changed.begin(), out_->changed.end());
+    }
+
+    DupesEnvironment& env_;
+    std::stop_token stop_;
+    DupesResult* out_;
+    std::vector<Item> items_;
+};
+
+}  // namespace
+
+core::Status find_dupes(DupesEnvironment& env, const DupesRequest& request, std::stop_token stop,
+                        DupesResult* out) {
+    *out = {};
+    Run run(env, std::move(stop), out);
+    return run.go(request);
+}
+
+}  // namespace wsindex::daemon

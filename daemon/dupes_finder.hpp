@@ -1,0 +1,127 @@
+// Dupes finder: groups of indexed files with identical content, for wsindex.Dupes
+// (docs/dupes.md).
+//
+// Steps: candidates from the index (regular files that share their size with another inode:
+// storage/content_hashes.hpp) -> names the caller may see (the visibility filter) -> a partial
+// hash of each inode (first and last kPartialBytes; cached hashes reused) -> a full hash of the
+// inodes whose partial hashes still collide -> a check (stat, permission; no content) of the
+// group members this run did not open -> optionally a byte comparison within each group.
+// The reading steps run on a RangeExecutor, one inode per index: costs are very uneven (a few
+// large files among many small ones), which is what range stealing balances. New hashes are
+// stored in the index after each step, so a second run over an unchanged tree reads nothing.
+// Hard links of one inode are one file with several names, never duplicates of each other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/range_executor.hpp"
+#include "core/status.hpp"
+#include "daemon/file_hash.hpp"
+
+namespace wsindex::storage {
+class Database;
+}
+
+namespace wsindex::daemon {
+
+struct DupesRequest {
+    std::vector<std::string> roots;  // absolute normalized directories; empty: everywhere
+    std::int64_t min_size = 1;       // bytes; 1 leaves empty files out
+    bool paranoid = false;           // compare bytes within each group after hashing
+};
+
+// One file: an inode and its names that the caller may see (sorted).
+struct DupesFile {
+    IndexedInode inode;
+    std::vector<std::string> names;
+};
+
+struct DupesGroup {
+    std::int64_t size = 0;
+    std::vector<DupesFile> files;  // at least two, ordered by first name
+    [[nodiscard]] std::uint64_t wasted() const {
+        return static_cast<std::uint64_t>(size) * (files.size() - 1);
+    }
+};
+
+struct DupesResult {
+    std::vector<DupesGroup> groups;    // largest wasted space first
+    std::vector<std::string> changed;  // a name of each inode that changed since it was indexed
+    std::uint64_t candidates = 0;      // inodes that shared a size (visible to the caller)
+    std::uint64_t unreadable = 0;      // inodes left out: the caller may not read them, or failed
+    std::uint64_t cached = 0;          // hashes taken from the index instead of reading
+    std::uint64_t hashed = 0;          // hashes computed (partial and full)
+    ReadCounters read;                 // content read by this run
+};
+
+enum class DupesPhase : int { Listing, Checking, Partial, Full, Compare, Done };
+std::string_view to_string(DupesPhase phase);
+
+// Live progress of one run, read by other threads (wsindex.Status) while it runs.
+class DupesProgress {
+  public:
+    struct Worker {
+        std::uint64_t items = 0;  // inodes handled in the current phase
+        std::uint64_t bytes = 0;  // content read in the current phase
+    };
+    struct Snapshot {
+        DupesPhase phase = DupesPhase::Listing;
+        std::uint64_t files_total = 0;  // of the current phase
+        std::uint64_t files_done = 0;
+        std::uint64_t bytes_total = 0;  // file sizes of the current phase
+        std::uint64_t bytes_done = 0;   // sizes of the files done
+        std::uint64_t bytes_read = 0;   // content read so far, all phases
+        std::vector<Worker> workers;
+        // The executor's per-worker statistics of the last finished reading phase.
+        std::vector<core::RangeWorkerStats> executor;
+    };
+
+    explicit DupesProgress(unsigned workers);
+    void start_phase(DupesPhase phase, std::uint64_t files, std::uint64_t bytes);
+    // Worker `w` finished one file of `size` bytes, having read `read` bytes.
+    void file_done(unsigned w, std::uint64_t size, std::uint64_t read);
+    void set_executor_stats(std::vector<core::RangeWorkerStats> stats);
+    [[nodiscard]] Snapshot snapshot() const;
+
+  private:
+    struct alignas(64) Slot {
+        std::atomic<std::uint64_t> items{0};
+        std::atomic<std::uint64_t> bytes{0};
+    };
+    std::atomic<int> phase_{0};
+    std::atomic<std::uint64_t> files_total_{0};
+    std::atomic<std::uint64_t> files_done_{0};
+    std::atomic<std::uint64_t> bytes_total_{0};
+    std::atomic<std::uint64_t> bytes_done_{0};
+    std::atomic<std::uint64_t> bytes_read_{0};
+    unsigned worker_count_;
+    std::unique_ptr<Slot[]> slots_;
+    mutable std::mutex mu_;
+    std::vector<core::RangeWorkerStats> executor_;  // guarded by mu_
+};
+
+// May the caller learn that `path` exists? Empty: yes.
+using NameFilter = std::function<bool(std::string_view path)>;
+
+struct DupesEnvironment {
+    storage::Database& db;          // read-write: candidates, and the hashes it stores
+    core::RangeExecutor& executor;  // the reading phases
+    NameFilter can_see;             // the visibility filter; empty: every name
+    ReadPermission may_read;        // the file read check; empty: every file
+    DupesProgress& progress;
+};
+
+// Runs the steps above. operation_canceled when `stop` was requested (nothing is reported;
+// hashes already computed are kept in the index).
+core::Status find_dupes(DupesEnvironment& env, const DupesRequest& request, std::stop_token stop,
+                        DupesResult* out);
+
+}  // namespace wsindex::daemon

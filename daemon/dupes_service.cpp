@@ -1,0 +1,265 @@
+// Dupes service: one thread per wsindex.Dupes run (dupes_service.hpp).
+#include "daemon/dupes_service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <stop_token>
+#include <thread>
+
+#include "daemon/credentials.hpp"
+#include "daemon/permission_check.hpp"
+#include "daemon/thread_priority.hpp"
+#include "ipc/error.hpp"
+#include "storage/database.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+// Like a scan's threads: hashing yields to everything else on the disk and the CPUs.
+constexpr int kDupesNice = 10;
+constexpr auto kProgressInterval = std::chrono::milliseconds(500);
+
+std::uint64_t ms_since(std::chrono::steady_clock::time_point t) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+            .count());
+}
+
+unsigned worker_count(unsigned configured) {
+    if (configured != 0) return configured;
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+struct DupesService::RunState {
+    RunState(std::uint64_t run_id, uid_t run_uid, unsigned workers)
+        : id(run_id), uid(run_uid), progress(workers) {}
+    std::uint64_t id;
+    uid_t uid;
+    std::stop_source stop;
+    DupesProgress progress;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::thread thread;
+    bool done = false;  // guarded by the service's mu_
+    // Set just before the final reply: a caller who got it must not see the run in Status.
+    std::atomic<bool> answered{false};
+
+    [[nodiscard]] ipc::DupesProgressInfo info() const {
+        const DupesProgress::Snapshot s = progress.snapshot();
+        ipc::DupesProgressInfo out;
+        out.run_id = id;
+        out.uid = uid;
+        out.phase = std::string(to_string(s.phase));
+        out.files_done = s.files_done;
+        out.files_total = s.files_total;
+        out.bytes_done = s.bytes_done;
+        out.bytes_total = s.bytes_total;
+        out.bytes_read = s.bytes_read;
+        out.elapsed_ms = ms_since(started);
+        out.bytes_per_second =
+            out.elapsed_ms == 0 ? 0.0 : static_cast<double>(s.bytes_read) * 1000.0 / out.elapsed_ms;
+        for (std::size_t i = 0; i < s.workers.size(); ++i) {
+            ipc::DupesWorkerInfo w;
+            w.files = s.workers[i].items;
+            w.bytes = s.workers[i].bytes;
+            if (i < s.executor.size()) {
+                const core::RangeWorkerStats& e = s.executor[i];
+                w.chunks = e.chunks;
+                w.steals = e.steals;
+                w.items_stolen = e.items_stolen;
+                w.busy_ms = e.busy_ns / 1000000;
+                w.idle_ms = e.idle_ns / 1000000;
+            }
+            out.workers.push_back(w);
+        }
+        return out;
+    }
+};
+
+DupesService::DupesService(DupesServiceOptions options) : options_(std::move(options)) {
+    options_.workers = worker_count(options_.workers);
+}
+
+DupesService::~DupesService() { stop(); }
+
+void DupesService::reap_locked() {
+    for (auto it = runs_.begin(); it != runs_.end();) {
+        if ((*it)->done) {
+            if ((*it)->thread.joinable()) (*it)->thread.join();
+            it = runs_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+bool DupesService::start(const DupesRequest& request, const Seams& seams,
+                         const ipc::PeerCredentials& peer, ipc::Responder responder) {
+    std::lock_guard lock(mu_);
+    reap_locked();
+    if (stopped_ || runs_.size() >= options_.max_runs) return false;
+    auto state = std::make_unique<RunState>(next_id_++, peer.uid, options_.workers);
+    RunState& ref = *state;
+    // The client going away cancels the run.
+    std::stop_source stop = ref.stop;
+    responder.on_close([stop]() mutable { stop.request_stop(); });
+    ref.thread = std::thread([this, &ref, request, seams, peer, responder]() mutable {
+        run(ref, std::move(request), std::move(seams), peer, std::move(responder));
+        std::lock_guard done_lock(mu_);
+        ref.done = true;
+    });
+    runs_.push_back(std::move(state));
+    return true;
+}
+
+std::size_t DupesService::cancel(std::optional<uid_t> uid) {
+    std::lock_guard lock(mu_);
+    std::size_t n = 0;
+    for (auto& r : runs_) {
+        if (r->done || r->answered.load() || (uid && r->uid != *uid)) continue;
+        if (r->stop.request_stop()) ++n;
+    }
+    return n;
+}
+
+std::vector<ipc::DupesProgressInfo> DupesService::progress(std::optional<uid_t> uid) const {
+    std::lock_guard lock(mu_);
+    std::vector<ipc::DupesProgressInfo> out;
+    for (const auto& r : runs_) {
+        if (r->done || r->answered.load() || (uid && r->uid != *uid)) continue;
+        out.push_back(r->info());
+    }
+    return out;
+}
+
+void DupesService::stop() {
+    std::list<std::unique_ptr<RunState>> runs;
+    {
+        std::lock_guard lock(mu_);
+        stopped_ = true;
+        for (auto& r : runs_) r->stop.request_stop();
+    }
+    // Join without the lock: a finishing run takes it to mark itself done.
+    for (;;) {
+        std::thread t;
+        {
+            std::lock_guard lock(mu_);
+            for (auto& r : runs_) {
+                if (r->thread.joinable()) {
+                    t = std::move(r->thread);
+                    break;
+                }
+            }
+        }
+        if (!t.joinable()) break;
+        t.join();
+    }
+    std::lock_guard lock(mu_);
+    runs_.clear();
+}
+
+void DupesService::run(RunState& state, DupesRequest request, Seams seams,
+                       ipc::PeerCredentials peer, ipc::Responder responder) {
+    if (auto st = set_thread_priority(kDupesNice, IoClass::Idle); !st) {
+        spdlog::debug("dupes: lowering the priority: {}", st.to_string());
+    }
+    // Visibility and read permission, resolved here (they read /proc and the file system).
+    CallerView view = make_caller_view(seams, peer);
+    ReadPermission may_read;
+    if (!view.sees_everything) {
+        std::optional<Caller> caller = resolve_caller(peer);
+        if (!caller) {
+            may_read = [](int) { return false; };
+        } else {
+            may_read = [caller = *caller](int fd) {
+                const std::optional<DirPerm> perm = live_fd_perm(fd);
+                return perm && permits(caller, *perm, kRead);
+            };
+        }
+    }
+    storage::Database db;
+    if (auto st = storage::Database::open(options_.db_path, storage::OpenMode::read_write, &db);
+        !st) {
+        state.answered = true;
+        responder.fail(ipc::make_error(ipc::ErrorKind::Internal, "dupes: " + st.to_string()));
+        return;
+    }
+    core::RangeOptions ro;
+    ro.workers = options_.workers;
+    ro.on_worker_start = [](unsigned) { (void)set_thread_priority(kDupesNice, IoClass::Idle); };
+    core::RangeExecutor executor(ro);
+
+    // Progress replies while it runs, for a caller that streams.
+    std::mutex tick_mu;
+    std::condition_variable tick_cv;
+    bool finished = false;
+    std::thread ticker;
+    if (responder.streaming()) {
+        ticker = std::thread([&] {
+            std::unique_lock lock(tick_mu);
+            while (!tick_cv.wait_for(lock, kProgressInterval, [&] { return finished; })) {
+                ipc::DupesReply p;
+                p.progress = state.info();
+                (void)responder.try_more(ipc::to_json(p));
+            }
+        });
+    }
+    DupesEnvironment env{db, executor, view.sees_everything ? NameFilter{} : view.can_see, may_read,
+                         state.progress};
+    DupesResult result;
+    const core::Status st = find_dupes(env, request, state.stop.get_token(), &result);
+    if (ticker.joinable()) {
+        {
+            std::lock_guard lock(tick_mu);
+            finished = true;
+        }
+        tick_cv.notify_all();
+        ticker.join();
+    }
+    if (!st) {
+        state.answered = true;
+        if (st.code() == std::errc::operation_canceled) {
+            responder.fail(ipc::make_error(ipc::ErrorKind::Cancelled, "dupes cancelled"));
+        } else {
+            spdlog::error("dupes: {}", st.to_string());
+            responder.fail(ipc::make_error(ipc::ErrorKind::Internal, "dupes: " + st.to_string()));
+        }
+        return;
+    }
+    ipc::DupesReply reply;
+    std::size_t batch_files = 0;
+    for (DupesGroup& g : result.groups) {
+        ipc::DupesGroupInfo info;
+        info.size = static_cast<std::uint64_t>(g.size);
+        info.wasted = g.wasted();
+        reply.wasted += info.wasted;
+        for (DupesFile& f : g.files) {
+            info.files.push_back(ipc::DupesFileInfo{std::move(f.names)});
+            ++batch_files;
+        }
+        reply.groups.push_back(std::move(info));
+        if (responder.streaming() && batch_files >= options_.group_batch) {
+            const std::uint64_t wasted = reply.wasted;
+            reply.wasted = 0;
+            if (responder.more(ipc::to_json(reply)) != ipc::SendResult::Sent) return;
+            reply = {};
+            reply.wasted = wasted;
+            batch_files = 0;
+        }
+    }
+    reply.candidates = result.candidates;
+    reply.unreadable = result.unreadable;
+    reply.cached = result.cached;
+    reply.hashed = result.hashed;
+    reply.files_read = result.read.files;
+    reply.bytes_read = result.read.bytes;
+    reply.changed = std::move(result.changed);
+    reply.elapsed_ms = ms_since(state.started);
+    state.answered = true;
+    responder.reply(ipc::to_json(reply));
+}
+
+}  // namespace wsindex::daemon

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -21,7 +22,8 @@ namespace {
 
 constexpr char kMagic[8] = {'W', 'S', 'N', 'A', 'M', 'E', 'S', '\0'};
 constexpr std::size_t kHeaderSize = 128;
-constexpr std::size_t kChecksumAt = 120;
+constexpr std::size_t kBodyChecksumAt = 80;  // XXH3-64 of every byte after the header
+constexpr std::size_t kChecksumAt = 120;     // FNV-1a of the header's bytes before it
 
 // The header's fields, at fixed offsets (docs/schema.md, "The name index file").
 struct Header {
@@ -190,7 +192,6 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     put(p, 56, h.names_bytes);
     put(p, 64, h.prefix_bytes);
     put(p, 72, h.file_size);
-    put(p, kChecksumAt, fnv1a(p, kChecksumAt));
     auto copy = [&](std::uint64_t at, const auto& v) {
         if (!v.empty()) std::memcpy(p + at, v.data(), v.size() * sizeof(v[0]));
     };
@@ -206,6 +207,8 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     }
     copy(l.folded, names);
     copy(l.prefixes, prefixes);
+    put(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, image.size() - kHeaderSize));
+    put(p, kChecksumAt, fnv1a(p, kChecksumAt));
     // The vectors above go before the image is checked: the peak is one copy plus the image.
     names = {};
     starts = {};
@@ -307,6 +310,12 @@ core::Status NameFile::attach(const char* image, std::size_t size,
     Layout l{};
     if (!layout(h, &l) || l.end != h.file_size || h.file_size != size) {
         return invalid("sizes do not match the file's length (truncated?)");
+    }
+    // Every byte of the body: the offset checks below keep a search in bounds, this keeps it
+    // from answering with damaged names (one pass at memory speed; the pages are read anyway).
+    if (get<std::uint64_t>(image, kBodyChecksumAt) !=
+        XXH3_64bits(image + kHeaderSize, size - kHeaderSize)) {
+        return invalid("body checksum mismatch");
     }
     generation_ = h.generation;
     name_count_ = h.names;

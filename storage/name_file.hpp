@@ -38,7 +38,7 @@ struct DatabaseIdentity {
 
 class NameFile {
   public:
-    static constexpr std::uint32_t kFormatVersion = 1;
+    static constexpr std::uint32_t kFormatVersion = 2;
 
     NameFile(const NameFile&) = delete;
     NameFile& operator=(const NameFile&) = delete;

@@ -128,6 +128,20 @@ std::string render_status(const ipc::StatusReply& s) {
             }
             out += "\n";
         }
+        if (s.names) {
+            const ipc::NameIndexInfo& n = *s.names;
+            if (!n.loaded || n.generation < 0) {
+                out += "name index: not current (finds read the database)\n";
+            } else {
+                out += "name index: " + format_count(n.names) + " names, " +
+                       format_bytes(n.base_bytes) +
+                       (n.file_backed ? " mapped from its file" : " in memory");
+                if (n.layer_dirs > 0) {
+                    out += ", " + format_count(n.layer_dirs) + " directories changed since";
+                }
+                out += "; searched by " + std::to_string(n.search_workers) + " workers\n";
+            }
+        }
         // The same rule as `wsctl du`; a scan's own counts (`wsctl scans`, `scan --wait`) count
         // names as walked, so a tree with hard links shows two numbers: say which is which.
         out +=

@@ -151,6 +151,10 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
         c.progress_interval = std::chrono::milliseconds(number_value(item, 10, 3600000));
     } else if (k == "name_index")
         c.name_index = bool_value(item);
+    else if (k == "search_workers")
+        c.search_workers = static_cast<unsigned>(number_value(item, 0, 256));
+    else if (k == "search_reserve_core")
+        c.search_reserve_core = bool_value(item);
     else if (k == "watch")
         c.watch = bool_value(item);
     else if (k == "watch_backend") {

@@ -79,6 +79,10 @@ struct Config {
     std::chrono::milliseconds watch_max_delay{1000};
     // Keep the in-memory name index (fast substring find; ~30 B per indexed name).
     bool name_index = true;
+    // Workers of the parallel name search (a RangeExecutor shared by the query threads); 0: one
+    // per core. search_reserve_core keeps one core free for the daemon's other work.
+    unsigned search_workers = 0;
+    bool search_reserve_core = false;
 };
 
 struct ConfigError {

@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <thread>
 
 #include "daemon/index_queries.hpp"
 #include "daemon/logging.hpp"
@@ -88,12 +90,18 @@ core::Status Daemon::start() {
     so.on_settled = [this, names = c.name_index] {
         // Null until the query pool exists (the service settles once while opening).
         if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) {
-            // After live batches too (they settle when changes pause, at most every 2 s): the
-            // name index reloads if a batch moved the index generation (a no-op otherwise), so
-            // finds leave the SQL fallback again.
+            // After live batches too: a no-op when their directories were layered
+            // (on_names_changed), a rebuild if the generation moved some other way.
             if (names) pool->refresh_names();
             pool->warm();
         }
+    };
+    so.on_names_changed = [this, names = c.name_index](std::vector<std::int64_t> dirs,
+                                                       std::int64_t generation) {
+        // Only these directories are re-read into the name index's layer (not the whole
+        // index): a find sees the change as soon as the maintenance thread has read them.
+        QueryPool* pool = names_owner_.load(std::memory_order_acquire);
+        if (names && pool != nullptr) pool->names_changed(std::move(dirs), generation);
     };
     so.on_index_replaced = [this] {
         // A damaged index was set aside and its rebuild's scans ended: readers move over.
@@ -106,7 +114,11 @@ core::Status Daemon::start() {
     if (auto st = ScanService::open(std::move(so), &scans_); !st) {
         return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
     }
-    if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    unsigned search_workers = c.search_workers == 0 ? cores : c.search_workers;
+    if (c.search_reserve_core) search_workers = std::min(search_workers, std::max(1u, cores - 1));
+    if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_,
+                                  search_workers);
         !st) {
         return core::Status(st.code(), "opening readers of " + c.db_path + ": " + st.message());
     }

@@ -95,7 +95,7 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
 
     storage::FindQuery query = to_query(p);
-    storage::Queries queries(q.db, q.names.get());
+    storage::Queries queries(q.db, q.names.get(), q.search);
     if (!query.under.empty()) {
         // docs/protocol.md: a directory the index does not hold is NotIndexed, not "no matches".
         std::vector<storage::DirTotalsRow> dir;

@@ -4,12 +4,14 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
+#include <utility>
 
 namespace wsindex::daemon {
 
 core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::size_t max_pending,
-                             std::unique_ptr<QueryPool>* out) {
+                             std::unique_ptr<QueryPool>* out, unsigned search_workers) {
     std::unique_ptr<QueryPool> pool(new QueryPool());
     pool->max_pending_ = max_pending;
     pool->db_path_ = db_path;
@@ -21,11 +23,26 @@ core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::
         }
         pool->dbs_.push_back(std::move(db));
     }
+    pool->names_db_ = std::make_unique<storage::Database>();
+    if (auto st =
+            storage::Database::open(db_path, storage::OpenMode::read_only, pool->names_db_.get());
+        !st) {
+        return st;
+    }
+    core::RangeOptions search;
+    search.workers = search_workers;
+    try {
+        pool->search_ = std::make_unique<core::RangeExecutor>(search);
+    } catch (const std::exception& e) {
+        return core::Status(std::make_error_code(std::errc::resource_unavailable_try_again),
+                            std::string("name search workers: ") + e.what());
+    }
     // Opened here, used only by its thread from now on (a connection moves between threads
     // only while nobody uses it; the thread start orders the hand-over).
     for (auto& db : pool->dbs_) {
         pool->threads_.emplace_back([p = pool.get(), d = db.get()] { p->main(*d); });
     }
+    pool->names_thread_ = std::thread([p = pool.get()] { p->names_main(); });
     *out = std::move(pool);
     return {};
 }
@@ -45,41 +62,158 @@ bool QueryPool::submit(Job job) {
 void QueryPool::refresh_names() {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || !names_enabled_ || refresh_queued_) return;
-        refresh_queued_ = true;
-        // Not bounded by max_pending_: one at most, and it must not be lost to a busy queue.
-        // At the front: behind a queue that busy clients keep full it waited minutes (measured
-        // with 100 clients during a 1M-entry rescan), and meanwhile every find fell back to SQL.
-        jobs_.push_front([this](QueryContext& ctx) {
-            {
-                std::lock_guard l(mutex_);
-                refresh_queued_ = false;
-            }
-            std::int64_t generation = -1;
-            if (auto st = ctx.db.query_int64("SELECT value FROM meta WHERE key = 'generation'",
-                                             &generation);
-                !st) {
-                spdlog::warn("name index: cannot read the index generation: {}", st.to_string());
-                return;
-            }
-            if (ctx.names && ctx.names->generation() == generation) return;
-            auto index = std::make_shared<storage::NameIndex>();
-            if (auto st = storage::NameIndex::load(ctx.db, index.get()); !st) {
-                spdlog::warn("name index: load failed (queries use SQL): {}", st.to_string());
-                return;
-            }
-            spdlog::info("name index loaded: {} names, {} MiB", index->size(),
-                         index->memory_bytes() >> 20);
-            {
-                std::lock_guard l(mutex_);
-                if (names_enabled_) names_ = std::move(index);
-            }
-            // The old index (~30 bytes per name) is freed once the last query holding it ends;
-            // give what malloc keeps of it back to the system (glibc: malloc_trim).
-            ::malloc_trim(0);
-        });
+        if (stopping_ || !names_enabled_) return;
+        names_refresh_ = true;
     }
-    ready_.notify_one();
+    names_wake_.notify_one();
+}
+
+void QueryPool::names_changed(std::vector<std::int64_t> dirs, std::int64_t generation) {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || !names_enabled_) return;
+        names_reported_generation_ = std::max(names_reported_generation_, generation);
+        names_pending_.insert(names_pending_.end(), dirs.begin(), dirs.end());
+        if (dirs.empty()) names_refresh_ = true;  // the generation may still have moved
+    }
+    names_wake_.notify_one();
+}
+
+NameIndexStats QueryPool::name_stats() const {
+    NameIndexStats out;
+    std::shared_ptr<const storage::NameIndex> names;
+    {
+        std::lock_guard lock(mutex_);
+        names = names_;
+        out.base_builds = base_builds_;
+        out.layer_updates = layer_updates_;
+    }
+    if (names) {
+        out.loaded = true;
+        out.file_backed = names->file_backed();
+        out.generation = names->generation();
+        out.names = names->size();
+        out.layer_names = names->layer_names();
+        out.layer_dirs = names->layer_dirs();
+        out.base_bytes = names->base_bytes();
+        out.memory_bytes = names->memory_bytes();
+    }
+    if (search_) {
+        out.search_workers = search_->size();
+        out.last_search = search_->stats();
+    }
+    return out;
+}
+
+namespace {
+
+// The layer is merged into a new base (rebuilt from the database) past this many names, or
+// past a twentieth of the base: beyond, each search pays for it, and its memory is anonymous.
+constexpr std::size_t kMinLayerBound = 256 * 1024;
+
+}  // namespace
+
+void QueryPool::names_main() {
+    const std::string path = db_path_ + ".names";
+    std::uint64_t opened = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        names_wake_.wait(lock, [&] {
+            return stopping_ || names_refresh_ || !names_pending_.empty() || opened != open_epoch_;
+        });
+        if (stopping_) return;
+        if (opened != open_epoch_) {
+            opened = open_epoch_;
+            lock.unlock();
+            storage::Database fresh;
+            if (auto st = storage::Database::open(db_path_, storage::OpenMode::read_only, &fresh);
+                !st) {
+                spdlog::error("name index connection: reopening {}: {}", db_path_, st.to_string());
+            } else {
+                *names_db_ = std::move(fresh);
+            }
+            lock.lock();
+            continue;
+        }
+        std::vector<std::int64_t> dirs = std::move(names_pending_);
+        names_pending_.clear();
+        bool rebuild = std::exchange(names_refresh_, false);
+        if (!names_enabled_) continue;
+        const std::shared_ptr<const storage::NameIndex> current = names_;
+        const std::int64_t reported = names_reported_generation_;
+        lock.unlock();
+
+        storage::Database& db = *names_db_;
+        std::shared_ptr<const storage::NameIndex> next;
+        bool built = false;
+        if (!dirs.empty() && current) {
+            std::sort(dirs.begin(), dirs.end());
+            dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+            auto layered = std::make_shared<storage::NameIndex>();
+            std::int64_t read = -1;
+            if (auto st = current->with_dirs(db, dirs, layered.get(), &read); !st) {
+                spdlog::warn("name index: re-reading {} directories failed (rebuilding): {}",
+                             dirs.size(), st.to_string());
+                rebuild = true;
+            } else {
+                // A batch committed but not reported yet may have changed directories that
+                // were not re-read: the snapshot is then not current for what the read saw
+                // (finds use SQL until that batch's report brings its directories).
+                if (read != reported) layered->set_generation(-1);
+                if (layered->layer_names() > std::max(kMinLayerBound, layered->base_size() / 20)) {
+                    rebuild = true;  // merge: a new base with the layer's names in it
+                }
+                next = std::move(layered);
+            }
+        }
+        if (rebuild) {
+            std::int64_t generation = -1;
+            const auto& candidate = next ? next : current;
+            const core::Status st =
+                db.query_int64("SELECT value FROM meta WHERE key = 'generation'", &generation);
+            if (!st) {
+                spdlog::warn("name index: cannot read the index generation: {}", st.to_string());
+            } else if (!candidate || candidate->generation() != generation ||
+                       candidate->layer_names() >
+                           std::max(kMinLayerBound, candidate->base_size() / 20)) {
+                auto fresh = std::make_shared<storage::NameIndex>();
+                bool rebuilt = false;
+                core::Status write_error;
+                if (auto s = storage::NameIndex::open_or_build(db, path, fresh.get(), &rebuilt,
+                                                               &write_error);
+                    !s) {
+                    spdlog::warn("name index: load failed (queries use SQL): {}", s.to_string());
+                } else {
+                    if (!write_error) {
+                        spdlog::warn("name index: cannot write {} (kept in memory): {}", path,
+                                     write_error.to_string());
+                    }
+                    spdlog::info("name index {}: {} names, {} MiB{}", rebuilt ? "built" : "opened",
+                                 fresh->size(), fresh->base_bytes() >> 20,
+                                 fresh->file_backed() ? " (mapped file)" : " (in memory)");
+                    built = rebuilt;
+                    next = std::move(fresh);
+                }
+            }
+        }
+        lock.lock();
+        if (next && names_enabled_ && opened == open_epoch_) {
+            if (next->layer_names() == 0 && next->generation() >= 0) {
+                names_reported_generation_ =
+                    std::max(names_reported_generation_, next->generation());
+            }
+            names_ = std::move(next);
+            if (built) ++base_builds_;
+            if (!dirs.empty()) ++layer_updates_;
+        }
+        if (built) {
+            // The old snapshot is freed once the last query holding it ends; give what malloc
+            // keeps of a build's arrays back to the system (glibc: malloc_trim).
+            lock.unlock();
+            ::malloc_trim(0);
+            lock.lock();
+        }
+    }
 }
 
 void QueryPool::warm() {
@@ -111,6 +245,7 @@ void QueryPool::reopen() {
         names_.reset();  // names of the old file; refresh_names() loads the new file's
     }
     ready_.notify_all();
+    names_wake_.notify_all();
 }
 
 void QueryPool::disable_names() {
@@ -125,11 +260,15 @@ void QueryPool::stop() {
         stopping_ = true;
     }
     ready_.notify_all();
+    names_wake_.notify_all();
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
+    if (names_thread_.joinable()) names_thread_.join();
     threads_.clear();
     dbs_.clear();
+    names_db_.reset();
+    search_.reset();
 }
 
 void QueryPool::main(storage::Database& db) {
@@ -169,7 +308,7 @@ void QueryPool::main(storage::Database& db) {
             jobs_.pop_front();
             names = names_;
         }
-        QueryContext ctx{db, std::move(names)};
+        QueryContext ctx{db, std::move(names), search_.get()};
         try {
             job(ctx);
         } catch (const std::exception& e) {

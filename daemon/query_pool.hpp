@@ -1,5 +1,6 @@
 // QueryPool: a few threads that run index queries off the io thread, each on its own read
-// connection, sharing one in-memory name index.
+// connection, sharing one name index (a mapped file plus a layer of live changes, kept current by
+// one maintenance thread) and one RangeExecutor that searches it in parallel.
 //
 // Why threads and not the io thread: a find over a cold cache or a regex over every name takes
 // milliseconds to seconds, and the io thread must keep serving everyone else (and must never
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/range_executor.hpp"
 #include "core/status.hpp"
 #include "storage/database.hpp"
 #include "storage/name_index.hpp"
@@ -28,6 +30,23 @@ struct QueryContext {
     storage::Database& db;  // this thread's read connection
     // The name index current when the job started (may be null or stale: queries check).
     std::shared_ptr<const storage::NameIndex> names;
+    core::RangeExecutor* search = nullptr;  // the name search's workers (shared, serialized)
+};
+
+// The name index as wsindex.Status shows it.
+struct NameIndexStats {
+    bool loaded = false;
+    bool file_backed = false;       // the base is the mapped file (else in memory)
+    std::int64_t generation = -1;   // -1: no current snapshot (finds use SQL)
+    std::uint64_t names = 0;        // visible names (base minus masked plus layer)
+    std::uint64_t layer_names = 0;  // names of directories re-read since the base was built
+    std::uint64_t layer_dirs = 0;
+    std::uint64_t base_bytes = 0;     // the base image (page cache when file-backed)
+    std::uint64_t memory_bytes = 0;   // anonymous memory of the snapshot
+    std::uint64_t base_builds = 0;    // bases built from the database by this process
+    std::uint64_t layer_updates = 0;  // live batches layered
+    unsigned search_workers = 1;
+    std::vector<core::RangeWorkerStats> last_search;  // per worker, of the last parallel window
 };
 
 class QueryPool {
@@ -36,8 +55,9 @@ class QueryPool {
 
     // Opens `threads` read-only connections (the schema must exist: open the writer first) and
     // starts the threads.
+    // `search_workers`: the name search's RangeExecutor (0: one per core).
     static core::Status open(const std::string& db_path, unsigned threads, std::size_t max_pending,
-                             std::unique_ptr<QueryPool>* out);
+                             std::unique_ptr<QueryPool>* out, unsigned search_workers = 1);
     QueryPool(const QueryPool&) = delete;
     QueryPool& operator=(const QueryPool&) = delete;
     ~QueryPool();  // stop()
@@ -46,9 +66,17 @@ class QueryPool {
     // ShuttingDown). Jobs must not throw; one that does is logged and dropped.
     [[nodiscard]] bool submit(Job job);
 
-    // Any thread. Loads the name index again on a query thread if the index generation moved
-    // (a scan completed). The old index serves until the new one is in place.
+    // Any thread. The maintenance thread checks the name index against the index generation
+    // and, if it moved (a scan completed), opens the file `<db>.names` if it holds that
+    // generation or builds it from the database and writes it. The old index serves until
+    // the new one is in place.
     void refresh_names();
+    // Any thread (the scan thread after a live batch). The maintenance thread re-reads these
+    // directories' names into the layer; `generation` is meta.generation after the batch.
+    // When the layer outgrows its bound, the base is rebuilt (a merge).
+    void names_changed(std::vector<std::int64_t> dirs, std::int64_t generation);
+    // Any thread.
+    [[nodiscard]] NameIndexStats name_stats() const;
     // Any thread. Each query thread, before its next job or as soon as it is idle, reads every
     // page of the tables a find looks rows up in once (`count(*)`: no row is decoded).
     // Why: each connection maps the database on its own, and the first find on a cold mapping
@@ -69,13 +97,14 @@ class QueryPool {
   private:
     QueryPool() = default;
     void main(storage::Database& db);
+    void names_main();
 
     std::string db_path_;
     std::vector<std::unique_ptr<storage::Database>> dbs_;  // one per thread
     std::vector<std::thread> threads_;
     std::size_t max_pending_ = 0;
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable ready_;
     std::deque<Job> jobs_;                             // guarded
     bool stopping_ = false;                            // guarded
@@ -84,6 +113,17 @@ class QueryPool {
     std::uint64_t warm_epoch_ = 0;                     // guarded: bumped by warm()
     std::uint64_t open_epoch_ = 0;                     // guarded: bumped by reopen()
     std::shared_ptr<const storage::NameIndex> names_;  // guarded
+
+    // The name index's maintenance: its own thread and read connection.
+    std::unique_ptr<storage::Database> names_db_;
+    std::thread names_thread_;
+    std::condition_variable names_wake_;
+    bool names_refresh_ = false;                   // guarded
+    std::vector<std::int64_t> names_pending_;      // guarded: directories to re-read
+    std::int64_t names_reported_generation_ = -1;  // guarded: newest generation known
+    std::uint64_t base_builds_ = 0;                // guarded
+    std::uint64_t layer_updates_ = 0;              // guarded
+    std::unique_ptr<core::RangeExecutor> search_;  // set by open(), then read-only
 };
 
 }  // namespace wsindex::daemon

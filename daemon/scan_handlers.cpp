@@ -32,6 +32,26 @@ void version(const HandlerContext& ctx, ipc::Responder r) {
     r.reply(ipc::to_json(v));
 }
 
+ipc::NameIndexInfo name_index_info(const NameIndexStats& n) {
+    ipc::NameIndexInfo out;
+    out.loaded = n.loaded;
+    out.file_backed = n.file_backed;
+    out.generation = n.generation;
+    out.names = n.names;
+    out.layer_names = n.layer_names;
+    out.layer_dirs = n.layer_dirs;
+    out.base_bytes = n.base_bytes;
+    out.memory_bytes = n.memory_bytes;
+    out.base_builds = n.base_builds;
+    out.layer_updates = n.layer_updates;
+    out.search_workers = n.search_workers;
+    for (const core::RangeWorkerStats& w : n.last_search) {
+        out.last_search.push_back(
+            {w.chunks, w.items, w.steals, w.items_stolen, w.busy_ns / 1000, w.idle_ns / 1000});
+    }
+    return out;
+}
+
 ipc::Error hidden(std::string_view path) {
     return ipc::make_error(ipc::ErrorKind::PermissionDenied,
                            "you cannot see " + ipc::display_bytes(path),
@@ -220,6 +240,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
             applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
             applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs, applied.busy_ms};
     }
+    if (may_control(ctx.seams, peer)) s.names = name_index_info(ctx.queries.name_stats());
     if (!st) {
         r.fail(storage_failure(ctx, "status: reading the index", st));
         return;

@@ -103,6 +103,10 @@ struct ScanServiceOptions {
     // Called on the scan thread once the scans of a rebuilt index (a damaged file set aside at
     // run time) have ended: the moment readers should open the new file. Must not block.
     std::function<void()> on_index_replaced;
+    // Called on the scan thread after a live batch changed names or types: the directories
+    // whose names the name index must re-read, and meta.generation after the batch. Must not
+    // block.
+    std::function<void(std::vector<std::int64_t> dirs, std::int64_t generation)> on_names_changed;
     // Test seams, on the scan thread: once the job runs but before its scan row (and id)
     // exists, before the walk starts, and after each batch was counted.
     std::function<void(const ScanJob&)> before_begin;

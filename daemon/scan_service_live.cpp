@@ -262,6 +262,9 @@ void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point ol
     const Clock::time_point walked_at = Clock::now();
     storage::LiveReport report;
     const core::Status applied = storage::apply_live_batch(db, batch, &report);
+    if (applied && !report.name_dirs.empty() && options_.on_names_changed) {
+        options_.on_names_changed(std::move(report.name_dirs), report.generation);
+    }
     if (applied) (void)writer_->writer().collect_garbage();
     const std::uint64_t lag_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - oldest).count());

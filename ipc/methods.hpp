@@ -127,6 +127,30 @@ struct LiveInfo {
     std::uint64_t pending_dirs = 0;
     std::uint64_t busy_ms = 0;  // scan-thread time spent on live batches
 };
+// One worker of the name search's range executor, over the last parallel search (StatusReply).
+struct SearchWorkerInfo {
+    std::uint64_t chunks = 0;
+    std::uint64_t items = 0;  // names searched
+    std::uint64_t steals = 0;
+    std::uint64_t items_stolen = 0;
+    std::uint64_t busy_us = 0;
+    std::uint64_t idle_us = 0;
+};
+// The name index that answers finds (StatusReply; for callers who may control scans).
+struct NameIndexInfo {
+    bool loaded = false;              // false: finds use SQL
+    bool file_backed = false;         // the base is the mapped file next to the database
+    std::int64_t generation = -1;     // of the snapshot; -1: not current (finds use SQL)
+    std::uint64_t names = 0;          // base names not masked plus the layer's
+    std::uint64_t layer_names = 0;    // names of directories re-read by live batches
+    std::uint64_t layer_dirs = 0;     // since the base was built
+    std::uint64_t base_bytes = 0;     // the base image (page cache when file-backed)
+    std::uint64_t memory_bytes = 0;   // the daemon's anonymous memory for it
+    std::uint64_t base_builds = 0;    // bases built from the database by this process
+    std::uint64_t layer_updates = 0;  // live batches layered
+    std::uint64_t search_workers = 0;
+    std::vector<SearchWorkerInfo> last_search;  // per worker
+};
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {
     std::int64_t at_ns = 0;     // when the damage was found (wall clock)
@@ -181,6 +205,9 @@ struct StatusReply {
     // wsindex.Dupes runs in progress (the caller's own; every run for those who may control
     // scans).
     std::vector<DupesProgressInfo> dupes;
+    // The name index; absent when it is off (name_index = false) or the caller may not
+    // control scans.
+    std::optional<NameIndexInfo> names;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------

@@ -59,6 +59,51 @@ void read(FieldReader& r, LiveInfo& out) {
     out.busy_ms = r.uint64("busy_ms", 0);
 }
 
+void read(FieldReader& r, SearchWorkerInfo& out) {
+    out.chunks = r.uint64("chunks", 0);
+    out.items = r.uint64("items", 0);
+    out.steals = r.uint64("steals", 0);
+    out.items_stolen = r.uint64("items_stolen", 0);
+    out.busy_us = r.uint64("busy_us", 0);
+    out.idle_us = r.uint64("idle_us", 0);
+}
+
+void read(FieldReader& r, NameIndexInfo& out) {
+    out.loaded = r.boolean("loaded", false);
+    out.file_backed = r.boolean("file_backed", false);
+    out.generation = r.int64("generation", -1);
+    out.names = r.uint64("names", 0);
+    out.layer_names = r.uint64("layer_names", 0);
+    out.layer_dirs = r.uint64("layer_dirs", 0);
+    out.base_bytes = r.uint64("base_bytes", 0);
+    out.memory_bytes = r.uint64("memory_bytes", 0);
+    out.base_builds = r.uint64("base_builds", 0);
+    out.layer_updates = r.uint64("layer_updates", 0);
+    out.search_workers = r.uint64("search_workers", 0);
+    out.last_search = read_objects<SearchWorkerInfo>(r, "last_search");
+}
+
+json to_json(const SearchWorkerInfo& v) {
+    return json{{"chunks", v.chunks},   {"items", v.items},
+                {"steals", v.steals},   {"items_stolen", v.items_stolen},
+                {"busy_us", v.busy_us}, {"idle_us", v.idle_us}};
+}
+
+json to_json(const NameIndexInfo& v) {
+    return json{{"loaded", v.loaded},
+                {"file_backed", v.file_backed},
+                {"generation", v.generation},
+                {"names", v.names},
+                {"layer_names", v.layer_names},
+                {"layer_dirs", v.layer_dirs},
+                {"base_bytes", v.base_bytes},
+                {"memory_bytes", v.memory_bytes},
+                {"base_builds", v.base_builds},
+                {"layer_updates", v.layer_updates},
+                {"search_workers", v.search_workers},
+                {"last_search", list_to_json(v.last_search)}};
+}
+
 json to_json(const PoolWorkerStatus& v) {
     return json{{"tasks", v.tasks},
                 {"steal_attempts", v.steal_attempts},
@@ -114,6 +159,7 @@ json to_json(const StatusReply& v) {
              {"index_rebuild", v.index_rebuild ? to_json(*v.index_rebuild) : json(nullptr)},
              {"live", v.live ? to_json(*v.live) : json(nullptr)}};
     if (!v.dupes.empty()) out["dupes"] = list_to_json(v.dupes);
+    if (v.names) out["names"] = to_json(*v.names);
     return out;
 }
 
@@ -157,6 +203,20 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
                 return;
             }
             out.index_rebuild = std::move(info);
+        }
+        if (const json* raw = r.raw("names"); raw != nullptr && !raw->is_null()) {
+            if (!raw->is_object()) {
+                r.fail_field("names", "must be an object or null");
+                return;
+            }
+            FieldReader sub(*raw, "names.");
+            NameIndexInfo info;
+            read(sub, info);
+            if (auto error = sub.take_error()) {
+                r.fail(std::move(*error));
+                return;
+            }
+            out.names = std::move(info);
         }
         if (const json* raw = r.raw("live"); raw != nullptr) {
             if (!raw->is_object()) {

@@ -371,6 +371,7 @@ core::Status Applier::remove_subtree(const Plan& plan, const core::WalkResult& o
         if (!row) break;
         dir_ids.push_back(ids.column_int64(0));
     }
+    report_.name_dirs.insert(report_.name_dirs.end(), dir_ids.begin(), dir_ids.end());
     // Hard-linked inodes with a name below: their other names lose a link.
     Statement linked;
     if (auto s = db_.prepare("SELECT DISTINCT l.dev, l.ino FROM links AS l JOIN dirs AS d"
@@ -457,6 +458,7 @@ core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) 
         if (!r.is_dir() || r.dir_id == 0) continue;
         const std::int64_t id = ids[r.dir_id];
         fresh_dirs_[id] = true;
+        report_.name_dirs.push_back(id);
         max_id = std::max(max_id, id);
         const Totals t = tree.total(r.dir_id);
         insert_dir_.bind_int64(1, id)
@@ -489,6 +491,10 @@ core::Status Applier::write_plan(Plan& plan) {
     const std::int64_t id = plan.indexed.id;
     RelistedDir& dir = *plan.dir;
     bool links_changed = false;
+    bool names_changed = !plan.removed.empty() || !plan.added.empty();
+    for (const auto& [now, old] : plan.changed)
+        names_changed = names_changed || now->type != old.type;
+    if (names_changed) report_.name_dirs.push_back(id);
     for (std::size_t i = 0; i < plan.removed.size(); ++i) {
         const core::WalkResult& old = plan.removed[i];
         if (auto s = delete_entry(id, old.name()); !s) return s;
@@ -663,6 +669,14 @@ core::Status Applier::apply(LiveBatch& batch) {
         if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s)
             return s;
     }
+    if (auto s =
+            db_.query_int64("SELECT value FROM meta WHERE key = 'generation'", &report_.generation);
+        !s) {
+        return s;
+    }
+    std::sort(report_.name_dirs.begin(), report_.name_dirs.end());
+    report_.name_dirs.erase(std::unique(report_.name_dirs.begin(), report_.name_dirs.end()),
+                            report_.name_dirs.end());
     return txn.commit();
 }
 

@@ -75,6 +75,10 @@ struct LiveReport {
     std::uint64_t subtrees_removed = 0;
     bool keys_changed = false;                 // a name was added or removed: meta.generation moved
     std::vector<WholeRelisting> relist_whole;  // partial directories not applied (RelistedDir)
+    // The directories whose names or types changed (added, removed or retyped names, removed
+    // subtrees' directories, new directories), sorted and unique: what the name index re-reads.
+    std::vector<std::int64_t> name_dirs;
+    std::int64_t generation = -1;  // meta.generation after the batch
 };
 
 // Which subdirectories of a re-listed directory need a full walk: those not indexed under the

@@ -1,19 +1,35 @@
-// NameIndex: every visible name of the index in one contiguous in-memory array, searched with
-// memmem — substring queries in milliseconds without a per-row scan of SQLite.
+// NameIndex: one consistent generation of the visible names — an immutable base (NameFile: a
+// mapped file next to the database, or an in-memory image) plus a small layer of directories that
+// live updates changed since the base was built — searched with memmem, serially or in parallel
+// on a RangeExecutor.
 //
 // Why not FTS5 trigram (measured, docs/schema.md): building it costs ~5 s of CPU per 1M names,
-// more than the whole ingest budget of a scan, and ~40-60 bytes per entry on disk. The array
-// costs ~31 bytes per name in memory (name, separator, offset, directory, type, folded copy),
-// loads in a fraction of a second from the database and answers in a few milliseconds.
-// Immutable after load(): any number of threads may search one index.
+// more than the whole ingest budget of a scan, and ~40-60 bytes per entry on disk.
+//
+// Why a layer keyed by directory: a live batch re-lists whole directories, so "these directories'
+// names are now these" is exactly what it knows. Each changed directory is re-read from the
+// database by id (cheap), masks that directory in the base, and is searched in its place (the
+// order stays: directories by id, names in byte order). The layer grows until the owner rebuilds
+// the base (the shape of an LSM tree with one level).
+//
+// Immutable: a NameIndex value is a snapshot; with_dirs() makes a new one sharing the base, so a
+// search that holds one sees one generation from its first name to its last.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/status.hpp"
+#include "storage/name_file.hpp"
+
+namespace wsindex::core {
+class RangeExecutor;
+}
 
 namespace wsindex::storage {
 
@@ -30,70 +46,71 @@ class NameIndex {
         std::string_view prefix;  // points into the index
         char type;                // find's %y letter, '?' when unknown
     };
+    using MatchFn = std::function<bool(const Key&)>;
 
-    // Loads the visible names of `db` in one read transaction, with its generation.
+    // The names of `db` in memory (no file, no layer), with their generation.
     static core::Status load(Database& db, NameIndex* out);
+    // The base from `path` if that file is valid, was built from this database file and holds
+    // the database's current generation; otherwise built from the database and written there
+    // (a write failure is logged by the caller through `write_error`: the index still serves
+    // from memory). `rebuilt`: whether the file was (re)built.
+    static core::Status open_or_build(Database& db, const std::string& path, NameIndex* out,
+                                      bool* rebuilt, core::Status* write_error);
+    // This snapshot with the names of directories `dirs` re-read from `db` (a directory that no
+    // longer exists masks its base names and adds none). `*read_generation`: meta.generation of
+    // the read; the new snapshot carries it.
+    core::Status with_dirs(Database& db, const std::vector<std::int64_t>& dirs, NameIndex* out,
+                           std::int64_t* read_generation) const;
 
-    // The index generation (meta.generation) the names were loaded from; a completed scan
-    // increments it, so a different value in the database means this index is stale.
+    // The index generation (meta.generation) the names are current for; a different value in
+    // the database means this snapshot is stale. -1: never current (queries use SQL).
     [[nodiscard]] std::int64_t generation() const { return generation_; }
-    [[nodiscard]] std::size_t size() const { return dir_of_.size(); }
+    void set_generation(std::int64_t g) { generation_ = g; }
+    [[nodiscard]] std::size_t size() const;
+    [[nodiscard]] std::size_t base_size() const { return base_ ? base_->size() : 0; }
+    [[nodiscard]] std::size_t layer_names() const { return layer_ ? layer_->names : 0; }
+    [[nodiscard]] std::size_t layer_dirs() const { return layer_ ? layer_->dirs.size() : 0; }
+    [[nodiscard]] bool file_backed() const { return base_ && base_->mapped(); }
+    // Anonymous memory the snapshot holds (the layer, the mask, an unmapped base image).
     [[nodiscard]] std::size_t memory_bytes() const;
+    // Bytes of the base image (in the page cache when file-backed).
+    [[nodiscard]] std::size_t base_bytes() const { return base_ ? base_->image_bytes() : 0; }
 
     // Calls on_match(key) for every name containing `needle` (ASCII case folded when
-    // ignore_case), in index order, until it returns false. An empty needle matches all.
+    // ignore_case), in index order (directories by id, names in byte order), until it returns
+    // false. An empty needle matches all. With `executor`, the base is searched in windows on
+    // its workers; matches still reach on_match in order, on the calling thread.
+    void search(std::string_view needle, bool ignore_case, const MatchFn& on_match,
+                core::RangeExecutor* executor = nullptr) const;
     template <typename F>
-    void for_each_substring(std::string_view needle, bool ignore_case, F&& on_match) const;
+    void for_each_substring(std::string_view needle, bool ignore_case, F&& on_match,
+                            core::RangeExecutor* executor = nullptr) const {
+        search(needle, ignore_case, MatchFn(std::forward<F>(on_match)), executor);
+    }
 
   private:
-    // Index of the name that contains byte offset `pos` of names_, knowing that it is name
-    // `from` or a later one (starts_[from] <= pos).
-    [[nodiscard]] std::size_t name_at(std::size_t pos, std::size_t from) const;
-    [[nodiscard]] Key key(std::size_t i) const {
-        const std::size_t begin = starts_[i];
-        const std::size_t end = i + 1 < starts_.size() ? starts_[i + 1] - 1 : names_.size() - 1;
-        const std::uint32_t d = dir_of_[i];
-        const std::size_t prefix_end =
-            d + 1 < dir_starts_.size() ? dir_starts_[d + 1] : dir_prefixes_.size();
-        return {dir_ids_[d], std::string_view(names_).substr(begin, end - begin),
-                std::string_view(dir_prefixes_).substr(dir_starts_[d], prefix_end - dir_starts_[d]),
-                types_[i]};
-    }
-    std::size_t find(const std::string& haystack, std::string_view needle, std::size_t from) const;
+    struct LayerDir {
+        std::string prefix;
+        std::string names;  // name '\0' name '\0' ... in byte order
+        std::string folded;
+        std::vector<std::uint32_t> starts;
+        std::string types;
+    };
+    struct Layer {
+        std::map<std::int64_t, std::shared_ptr<const LayerDir>> dirs;  // by id; empty: removed
+        std::vector<bool> masked;      // per base directory ordinal: its names are in `dirs`
+        std::size_t names = 0;         // in `dirs`
+        std::size_t masked_names = 0;  // base names hidden by `masked`
+        std::size_t bytes = 0;         // of the LayerDirs
+    };
 
-    std::string names_;   // name '\0' name '\0' ...: a name never holds NUL, so no false hits
-    std::string folded_;  // the same bytes with ASCII A-Z folded to a-z
-    std::vector<std::uint64_t> starts_;      // byte offset of each name
-    std::vector<std::uint32_t> dir_of_;      // each name's directory: an index into the next three
-    std::string types_;                      // each name's type letter: a paths-only find
-                                             // filters by type and answers without SQLite
-    std::vector<std::int64_t> dir_ids_;      // the directories' ids, in load (id) order
-    std::vector<std::uint64_t> dir_starts_;  // byte offset of each directory's prefix
-    std::string dir_prefixes_;               // the prefixes, one after the other
+    // The base's names [begin, end) in windows; false once on_match returned false.
+    bool search_base(std::size_t begin, std::size_t end, std::string_view needle, bool ignore_case,
+                     const MatchFn& on_match, core::RangeExecutor* executor) const;
+
+    std::shared_ptr<const NameFile> base_;
+    std::shared_ptr<const Layer> layer_;
     std::int64_t generation_ = -1;
 };
-
-template <typename F>
-void NameIndex::for_each_substring(std::string_view needle, bool ignore_case, F&& on_match) const {
-    if (needle.find('\0') != std::string_view::npos) return;
-    std::string folded_needle(needle);
-    if (ignore_case) {
-        for (char& c : folded_needle) {
-            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        }
-    }
-    const std::string& haystack = ignore_case ? folded_ : names_;
-    std::size_t pos = 0;
-    std::size_t next = 0;  // hits come in order: the next one is in this name or a later one
-    while (pos < haystack.size()) {
-        const std::size_t hit = find(haystack, folded_needle, pos);
-        if (hit == std::string::npos) return;
-        const std::size_t i = name_at(hit, next);
-        if (!on_match(key(i))) return;
-        // Skip the rest of this name: one report per name.
-        next = i + 1;
-        pos = next < starts_.size() ? starts_[next] : haystack.size();
-    }
-}
 
 }  // namespace wsindex::storage

@@ -240,10 +240,13 @@ core::Status Queries::find_paths_in_index(const FindQuery& q, const RowSink& sin
     if (q.order == Order::none) {
         // Streamed as found: memory stays flat whatever the number of matches.
         std::size_t sent = 0;
-        index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
-            if (!wanted(key)) return true;
-            return send(key) && (q.limit == 0 || ++sent < q.limit);
-        });
+        index_->for_each_substring(
+            q.pattern, q.ignore_case,
+            [&](const NameIndex::Key& key) {
+                if (!wanted(key)) return true;
+                return send(key) && (q.limit == 0 || ++sent < q.limit);
+            },
+            executor_);
         *done = true;
         return {};
     }
@@ -251,15 +254,18 @@ core::Status Queries::find_paths_in_index(const FindQuery& q, const RowSink& sin
     // which SQLite sorts on disk instead (bounded memory).
     std::vector<NameIndex::Key> keys;
     bool too_many = false;
-    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
-        if (!wanted(key)) return true;
-        if (keys.size() == kMaxIndexCandidates) {
-            too_many = true;
-            return false;
-        }
-        keys.push_back(key);
-        return true;
-    });
+    index_->for_each_substring(
+        q.pattern, q.ignore_case,
+        [&](const NameIndex::Key& key) {
+            if (!wanted(key)) return true;
+            if (keys.size() == kMaxIndexCandidates) {
+                too_many = true;
+                return false;
+            }
+            keys.push_back(key);
+            return true;
+        },
+        executor_);
     if (too_many) return {};  // *done stays false: SQL answers
     std::sort(keys.begin(), keys.end(), path_less);
     if (q.limit != 0 && keys.size() > q.limit) keys.resize(q.limit);
@@ -282,15 +288,18 @@ core::Status Queries::find_with_index(const FindQuery& q, const RowSink& sink, b
     // comparison): a name outside costs no lookup.
     const std::optional<PrefixRange> under =
         q.under.empty() ? std::nullopt : std::optional<PrefixRange>(subtree_range(q.under));
-    index_->for_each_substring(q.pattern, q.ignore_case, [&](const NameIndex::Key& key) {
-        if (under && !(key.prefix >= under->lo && key.prefix < under->hi)) return true;
-        if (keys.size() == kMaxIndexCandidates) {
-            too_many = true;
-            return false;
-        }
-        keys.push_back(key);
-        return true;
-    });
+    index_->for_each_substring(
+        q.pattern, q.ignore_case,
+        [&](const NameIndex::Key& key) {
+            if (under && !(key.prefix >= under->lo && key.prefix < under->hi)) return true;
+            if (keys.size() == kMaxIndexCandidates) {
+                too_many = true;
+                return false;
+            }
+            keys.push_back(key);
+            return true;
+        },
+        executor_);
     // The entries' own rows only: the path comes from the index (no lookup in dirs). The keys
     // go kLookupBatch to a statement, as a VALUES list joined to `entries` (CROSS JOIN: in
     // that order, one primary-key search per key, on one cursor): a statement per key opened

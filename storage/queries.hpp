@@ -11,6 +11,10 @@
 
 #include "core/status.hpp"
 
+namespace wsindex::core {
+class RangeExecutor;
+}
+
 namespace wsindex::storage {
 
 class Database;
@@ -111,7 +115,9 @@ struct RootRow {
 class Queries {
   public:
     // `index` may be null or stale: queries then scan the table.
-    explicit Queries(Database& db, const NameIndex* index = nullptr) : db_(db), index_(index) {}
+    explicit Queries(Database& db, const NameIndex* index = nullptr,
+                     core::RangeExecutor* executor = nullptr)
+        : db_(db), index_(index), executor_(executor) {}
 
     // Entries matching `q`. A substring query uses the name index when it is current and the
     // candidate set is small enough; otherwise one SQL scan with the filters pushed down.
@@ -165,6 +171,7 @@ class Queries {
 
     Database& db_;
     const NameIndex* index_;
+    core::RangeExecutor* executor_;  // searches the name index in parallel when set
     bool last_used_index_ = false;
 };
 

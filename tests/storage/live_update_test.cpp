@@ -15,6 +15,7 @@
 
 #include "core/named_stat.hpp"
 #include "core/walker.hpp"
+#include "storage/name_index.hpp"
 #include "storage/scan_writer.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
@@ -108,6 +109,7 @@ class LiveUpdate : public ::testing::Test {
         }
         ASSERT_TRUE(ScanWriter::open(tmp_ / "live.db", &writer_));
         ASSERT_TRUE(test::scan_with(*writer_, root_));
+        ASSERT_TRUE(NameIndex::load(writer_->database(), &names_));
     }
     std::string p(const std::string& rel) const { return root_ + "/" + rel; }
     void mk(const std::string& rel) const { ASSERT_EQ(::mkdir(p(rel).c_str(), 0755), 0); }
@@ -149,12 +151,42 @@ class LiveUpdate : public ::testing::Test {
         EXPECT_EQ(dump_digests(writer_->database()), dump_digests(fresh->database()));
         EXPECT_EQ(test::integrity(writer_->database()), "ok");
         last_ = report;
+        expect_names_layered(report);
+    }
+
+    // The name index with the batch's directories layered over it searches exactly as a fresh
+    // load of the names does (the same keys in the same order), batch after batch.
+    void expect_names_layered(const LiveReport& report) {
+        NameIndex layered;
+        std::int64_t generation = -1;
+        ASSERT_TRUE(names_.with_dirs(writer_->database(), report.name_dirs, &layered, &generation));
+        NameIndex fresh;
+        ASSERT_TRUE(NameIndex::load(writer_->database(), &fresh));
+        EXPECT_EQ(generation, fresh.generation());
+        EXPECT_EQ(report.generation, fresh.generation());
+        EXPECT_EQ(layered.size(), fresh.size());
+        auto rows = [](const NameIndex& index, const char* needle, bool icase) {
+            std::vector<std::string> out;
+            index.for_each_substring(needle, icase, [&](const NameIndex::Key& k) {
+                out.push_back(std::to_string(k.dir) + ' ' + std::string(k.prefix) +
+                              std::string(k.name) + ' ' + k.type);
+                return true;
+            });
+            return out;
+        };
+        for (const char* needle : {"", "f", "F", "deep", "x", "new", "moved"}) {
+            for (bool icase : {false, true}) {
+                EXPECT_EQ(rows(layered, needle, icase), rows(fresh, needle, icase)) << needle;
+            }
+        }
+        names_ = layered;
     }
 
     TempDir tmp_;
     std::string root_;
     std::unique_ptr<ScanWriter> writer_;
     LiveReport last_;
+    NameIndex names_;  // loaded after the first scan, then layered with each batch
     int fresh_ = 0;
 };
 

@@ -1,0 +1,148 @@
+// The name index end to end: its base is a file next to the database, mapped by the daemon;
+// live changes reach finds through a layer over it without rebuilding the base; a damaged or
+// foreign file is rebuilt from the database, never trusted. Waits poll wsctl with a generous
+// deadline (sanitizer builds, a loaded machine), never sleep.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "tests/cli/support/fixture.hpp"
+
+namespace wsindex::cli::test {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr auto kDeadline = 60s;
+
+void write(const std::string& path, std::size_t bytes) {
+    std::ofstream(path, std::ios::binary) << std::string(bytes, 'x');
+}
+
+class NameIndexFile : public EndToEnd {
+  protected:
+    void SetUp() override {
+        start_daemon();
+        root_ = scratch_ / "tree";
+        std::filesystem::create_directories(root_ + "/a/deep");
+        std::filesystem::create_directories(root_ + "/b");
+        for (int i = 0; i < 50; ++i) write(root_ + "/a/file-" + std::to_string(i), 10);
+        write(root_ + "/a/deep/needle-one", 20);
+        write(root_ + "/b/needle-two", 30);
+        scan(root_);
+    }
+
+    bool eventually(const std::function<bool()>& condition) {
+        const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (condition()) return true;
+        }
+        return false;
+    }
+    nlohmann::json names() { return json_of({"status"}).value("names", nlohmann::json()); }
+    // The name index holds the index's current generation: finds are answered from it.
+    bool current() {
+        const auto n = names();
+        return n.is_object() && n.value("loaded", false) && n.value("generation", -1) >= 0;
+    }
+    std::set<std::string> found(const std::string& fragment) {
+        const auto r = ctl({"find", fragment, "-0"});
+        EXPECT_EQ(r.code, 0) << r.err;
+        return split_nul(r.out);
+    }
+    std::string names_file() const { return daemon_->db() + ".names"; }
+
+    std::string root_;
+};
+
+TEST_F(NameIndexFile, TheBaseIsAMappedFileAndLiveChangesAreLayeredOverIt) {
+    ASSERT_TRUE(eventually([&] { return current(); })) << names().dump() << log();
+    const auto before = names();
+    EXPECT_TRUE(before.value("file_backed", false)) << before.dump();
+    EXPECT_EQ(before.value("names", 0u), found("").size()) << before.dump();
+    struct stat st {};
+    ASSERT_EQ(::stat(names_file().c_str(), &st), 0) << names_file();
+    EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), before.value("base_bytes", 0u));
+    const auto builds = before.value("base_builds", 0u);
+    EXPECT_GE(builds, 1u);
+    EXPECT_GE(before.value("search_workers", 0u), 1u);
+
+    // A new name, found through the layer while the snapshot is current: no rebuild.
+    write(root_ + "/b/needle-three", 5);
+    ASSERT_TRUE(eventually([&] {
+        return found("needle-three").count(root_ + "/b/needle-three") == 1 && current() &&
+               names().value("layer_dirs", 0u) >= 1;
+    })) << names().dump()
+        << log();
+    const auto layered = names();
+    EXPECT_EQ(layered.value("base_builds", 0u), builds) << layered.dump();
+    EXPECT_GE(layered.value("layer_updates", 0u), 1u) << layered.dump();
+    EXPECT_EQ(found("needle"),
+              (std::set<std::string>{root_ + "/a/deep/needle-one", root_ + "/b/needle-two",
+                                     root_ + "/b/needle-three"}));
+
+    // A removed name and a removed subtree leave the answers the same way.
+    ASSERT_EQ(::unlink((root_ + "/b/needle-two").c_str()), 0);
+    std::filesystem::remove_all(root_ + "/a/deep");
+    ASSERT_TRUE(eventually([&] {
+        return found("needle") == std::set<std::string>{root_ + "/b/needle-three"} && current();
+    })) << names().dump()
+        << log();
+    EXPECT_EQ(names().value("base_builds", 0u), builds);
+
+    // What the layer answers equals what a base built from the database answers.
+    const auto layered_all = found("");
+    ASSERT_TRUE(daemon_->stop().has_value());
+    ASSERT_EQ(::unlink(names_file().c_str()), 0);
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return current(); })) << log();
+    EXPECT_EQ(found(""), layered_all);
+}
+
+TEST_F(NameIndexFile, ADamagedOrForeignFileIsRebuiltFromTheDatabase) {
+    ASSERT_TRUE(eventually([&] { return current(); })) << log();
+    const auto expected = found("needle");
+    ASSERT_EQ(expected.size(), 2u);
+    const auto all = found("");
+    ASSERT_TRUE(daemon_->stop().has_value());
+    struct stat st {};
+    ASSERT_EQ(::stat(names_file().c_str(), &st), 0);
+
+    // Truncated: half of it.
+    ASSERT_EQ(::truncate(names_file().c_str(), st.st_size / 2), 0);
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return current(); })) << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 1u) << names().dump();
+    EXPECT_TRUE(names().value("file_backed", false));
+    EXPECT_EQ(found("needle"), expected);
+    EXPECT_EQ(found(""), all);
+    ASSERT_TRUE(daemon_->stop().has_value());
+
+    // Same size, every byte flipped after the header's magic: a checksum or bounds check fails.
+    {
+        std::fstream f(names_file(), std::ios::in | std::ios::out | std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        ASSERT_EQ(bytes.size(), static_cast<std::size_t>(st.st_size));
+        for (std::size_t i = 8; i < bytes.size(); ++i) bytes[i] = static_cast<char>(~bytes[i]);
+        f.seekp(0);
+        f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return current(); })) << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 1u) << names().dump();
+    EXPECT_EQ(found("needle"), expected);
+    EXPECT_EQ(found(""), all);
+    ASSERT_TRUE(daemon_->stop().has_value());
+
+    // The rebuilt file, unchanged: a restart maps it and builds nothing.
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return current(); })) << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 0u) << names().dump();
+    EXPECT_EQ(found(""), all);
+}
+
+}  // namespace
+}  // namespace wsindex::cli::test

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # dupes_compare.sh: `wsctl dupes` beside rmlint, jdupes and rdfind on one generated corpus.
 #
-#   bench/dupes_compare.sh [-k RUNS] [-b BUILD_DIR] [-n FILES] [-m TOTAL_MIB]
+#   bench/dupes_compare.sh [-k RUNS] [-b BUILD_DIR] [-n FILES] [-m TOTAL_MIB] [-c CORPUS] [-C]
 #
-# The corpus (bench/dupes_corpus.py: FILES files, default 50000, TOTAL_MIB MiB, default 2048,
-# ~20% duplicates, skewed sizes) is generated in /tmp and deleted at the end. A wsindexd on a
+# The corpus (bench/dupes_corpus.py: FILES files, default 50000, TOTAL_MIB MiB, default 4096,
+# ~20% duplicates, skewed sizes) is generated in /tmp and deleted at the end; -c CORPUS uses
+# that directory instead (generated there if it does not exist, kept at the end). A wsindexd on a
 # temporary socket indexes it once (not timed). Rounds (default 3), tools taking turns, warm
 # page cache (each tool reads the corpus once before the rounds):
 #   dupes     `wsctl dupes CORPUS -0` with an empty hash cache (first run)
@@ -13,7 +14,9 @@
 #   jdupes    `jdupes -r -q CORPUS`
 #   rdfind    `rdfind -dryrun true -outputname /dev/null CORPUS`
 # wsindexd drops only the pages its reads brought into the cache (docs/dupes.md): the corpus,
-# warmed first, stays cached for every tool.
+# warmed first, stays cached for every tool. -C: cold instead, the page cache dropped
+# (sync; echo 3 > /proc/sys/vm/drop_caches, as root) before every timed run, the index's
+# database included.
 # Medians in seconds and ratios to `dupes`. Environment: TMPDIR (default /tmp).
 set -euo pipefail
 
@@ -23,14 +26,18 @@ source "$repo/bench/lib.sh"
 build=$repo/build-rel
 runs=3
 files=50000
-mib=2048
-while getopts "k:b:n:m:h" opt; do
+mib=4096
+corpus=
+cold=0
+while getopts "k:b:n:m:c:Ch" opt; do
     case $opt in
         k) runs=$OPTARG ;;
         b) build=$OPTARG ;;
         n) files=$OPTARG ;;
         m) mib=$OPTARG ;;
-        *) sed -n '2,19p' "$0"; exit 2 ;;
+        c) corpus=$OPTARG ;;
+        C) cold=1 ;;
+        *) sed -n '2,24p' "$0"; exit 2 ;;
     esac
 done
 
@@ -42,9 +49,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-corpus=$work/corpus
-echo "generating $files files, $mib MiB in $corpus" >&2
-python3 "$repo/bench/dupes_corpus.py" "$corpus" "$files" "$mib"
+if [ "$cold" = 1 ] && ! [ -w /proc/sys/vm/drop_caches ]; then
+    echo "-C needs root (/proc/sys/vm/drop_caches)" >&2
+    exit 2
+fi
+if [ -z "$corpus" ]; then
+    corpus=$work/corpus
+fi
+if ! [ -d "$corpus" ]; then
+    echo "generating $files files, $mib MiB in $corpus" >&2
+    python3 "$repo/bench/dupes_corpus.py" "$corpus" "$files" "$mib"
+fi
 du -sh "$corpus" >&2
 
 export WSINDEX_SOCKET=$work/d.sock
@@ -67,11 +82,16 @@ run_tool() {
 }
 
 tools="dupes dupes2 rmlint jdupes rdfind"
-find "$corpus" -type f -exec cat {} + >/dev/null  # warm
+drop_page_cache() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+}
+[ "$cold" = 1 ] || find "$corpus" -type f -exec cat {} + >/dev/null  # warm
 declare -A times
 for round in $(seq "$runs"); do
     for t in $tools; do
         [ "$t" = dupes ] && clear_cache
+        [ "$cold" = 1 ] && drop_page_cache
         t0=$(now)
         run_tool "$t"
         t1=$(now)
@@ -91,6 +111,7 @@ PY
 echo "jdupes: $(grep -c . "$work/out.jdupes") lines" >&2
 
 base=$(echo "${times[dupes]}" | median)
+[ "$cold" = 1 ] && echo "cold page cache" || echo "warm page cache"
 printf '%-8s %10s %8s\n' tool median_s vs_dupes
 for t in $tools; do
     m=$(echo "${times[$t]}" | median)

@@ -78,6 +78,7 @@ struct DupesOptions {
     std::string min_size = "1";      // a byte count (1k, 4M ...); 0 lets empty files in
     bool null_separated = false;     // -0: each path NUL-terminated, one more NUL per group
     bool paranoid = false;           // byte comparison after hashing
+    std::string type = "f";          // --type: only "f" (regular files) is accepted
 };
 int run_dupes(const Context& ctx, const DupesOptions& options);
 

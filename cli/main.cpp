@@ -10,7 +10,7 @@
 //   cmd_forget.cpp    forget ROOT
 //   cmd_find.cpp      find [PATTERN] with filters; -0, -l, --json
 //   cmd_du.cpp        du [PATH] --depth/--top
-//   cmd_dupes.cpp     dupes [PATH...] --min-size/--paranoid/-0
+//   cmd_dupes.cpp     dupes [PATH...] --min-size/--type/--paranoid/-0
 //   cmd_errors.cpp    errors [--scan ID]
 //   cmd_scans.cpp     scans (history)
 //   cmd_version.cpp   version (client and daemon)
@@ -220,6 +220,11 @@ int main(int argc, char** argv) {
                         "Compare the bytes of each group after hashing");
     dupes_cmd->add_flag("-0,--null", dupes.null_separated,
                         "NUL-terminated raw paths, one more NUL after each group");
+    dupes_cmd
+        ->add_option("-t,--type", dupes.type,
+                     "f: regular files (the only type that takes part; accepted for scripts)")
+        ->type_name("f")
+        ->check(CLI::IsMember({"f"}));
     add_common(*dupes_cmd, common);
 
     for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);

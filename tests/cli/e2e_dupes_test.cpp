@@ -187,6 +187,11 @@ TEST_F(Dupes, GroupsEqualThoseFoundByReadingEveryFileAndASecondRunReadsNothing) 
     Groups with_empty = expected;
     with_empty.insert(Group{tree_ + "/a/empty1", tree_ + "/b/empty2"});
     EXPECT_EQ(dupes0({"--min-size", "0"}), with_empty);
+    // --type f is what every run does; another type is a usage error.
+    EXPECT_EQ(dupes0({"--type", "f"}), expected);
+    const Exit dirs = ctl({"dupes", tree_, "--type", "d", "-0"});
+    EXPECT_EQ(dirs.code, 2) << dirs.err;
+    EXPECT_TRUE(dirs.out.empty()) << dirs.out;
     // Only below one directory.
     EXPECT_EQ(parse_groups0(ctl({"dupes", tree_ + "/c", "-0"}).out),
               (Groups{{tree_ + "/c/big1", tree_ + "/c/big2"}}));

@@ -163,5 +163,85 @@ TEST_F(ContentHashesTest, PruneDropsRowsOfAnotherSize) {
     EXPECT_EQ(test::query_int(db_, "SELECT count(*) FROM content_hashes"), 0);
 }
 
+// Enough candidates that the cache is read in one pass beside them rather than looked up per
+// inode: the same rule holds (a row counts only for the inode as indexed), across inode numbers
+// that SQLite orders as negative integers, rows of inodes that are no candidates in between,
+// and the names of a hard-linked inode.
+TEST_F(ContentHashesTest, ManyCandidatesGetExactlyTheirValidCachedHashes) {
+    Synth t("/m");
+    const auto d = t.dir(1, "d");
+    constexpr std::uint64_t kPairs = 2000;
+    const std::uint64_t high = std::uint64_t{1} << 63;  // negative as a SQLite integer
+    auto ino_of = [&](std::uint64_t i) { return (i % 3 == 0 ? high : 0) + 10 * i + 10; };
+    for (std::uint64_t i = 0; i < kPairs; ++i) {
+        // Two inodes of size 1000 + i; a third name of every tenth first inode (a hard link).
+        for (std::uint64_t k = 0; k < 2; ++k) {
+            t.file(d, "f" + std::to_string(i) + "-" + std::to_string(k), 1000 + i, 1, ino_of(i) + k,
+                   i % 10 == 0 && k == 0 ? 2 : 1);
+            t.last().mtime_ns = 10;
+            t.last().ctime_ns = 10;
+            if (i % 10 == 0 && k == 0) {
+                t.file(d, "g" + std::to_string(i), 1000 + i, 1, ino_of(i), 2);
+                t.last().mtime_ns = 10;
+                t.last().ctime_ns = 10;
+            }
+        }
+    }
+    std::vector<core::WalkResult> rs = t.results();
+    ASSERT_TRUE(writer_->begin("/m"));
+    ASSERT_TRUE(writer_->write(rs));
+    ASSERT_TRUE(writer_->complete());
+
+    Hash128 p{};
+    p[0] = 1;
+    Hash128 f{};
+    f[0] = 2;
+    std::vector<HashRecord> rows;
+    for (std::uint64_t i = 0; i < kPairs; ++i) {
+        const auto size = static_cast<std::int64_t>(1000 + i);
+        switch (i % 4) {
+            case 0:  // valid, both hashes, for the first inode
+                rows.push_back({1, ino_of(i), size, 10, 10, p, f});
+                break;
+            case 1:  // another ctime than indexed
+                rows.push_back({1, ino_of(i), size, 10, 11, p, f});
+                break;
+            case 2:  // valid, partial only, for the second inode
+                rows.push_back({1, ino_of(i) + 1, size, 10, 10, p, std::nullopt});
+                break;
+            default:  // an inode that is not indexed, between two that are
+                rows.push_back({1, ino_of(i) + 5, size, 10, 10, p, f});
+                break;
+        }
+    }
+    ASSERT_TRUE(store_content_hashes(db_, rows));
+    CandidateQuery q;
+    q.roots = {"/m"};
+    const std::vector<DupeCandidate> cs = candidates(q);
+    ASSERT_EQ(cs.size(), 2 * kPairs + kPairs / 10);
+    std::size_t with_full = 0;
+    std::size_t partial_only = 0;
+    for (const DupeCandidate& c : cs) {
+        const std::uint64_t i = static_cast<std::uint64_t>(c.size) - 1000;
+        const bool first = c.ino == ino_of(i);
+        if (i % 4 == 0 && first) {
+            ASSERT_TRUE(c.partial && c.full) << c.path;
+            EXPECT_EQ(*c.full, f);
+            ++with_full;
+        } else if (i % 4 == 2 && !first) {
+            EXPECT_TRUE(c.partial) << c.path;
+            EXPECT_FALSE(c.full) << c.path;
+            ++partial_only;
+        } else {
+            EXPECT_FALSE(c.partial) << c.path;
+            EXPECT_FALSE(c.full) << c.path;
+        }
+    }
+    // The first inode of every tenth pair has two names: of the 500 inodes with both hashes,
+    // those of every twentieth pair (100) are listed twice.
+    EXPECT_EQ(with_full, kPairs / 4 + kPairs / 20);
+    EXPECT_EQ(partial_only, kPairs / 4);
+}
+
 }  // namespace
 }  // namespace wsindex::storage

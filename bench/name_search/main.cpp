@@ -29,6 +29,8 @@ double seconds_since(Clock::time_point t) {
 
 // A rare 6-letter word, a combination of common words (long lists, short intersection), a
 // frequent word, a common 3-letter fragment (one list), a 2-letter fragment (no trigram).
+constexpr std::size_t kNamesPerDir = 64;
+
 const std::vector<std::string> kNeedles = {"zephyr", "str_fmt", "cache", "txt", "io"};
 
 struct Options {
@@ -37,13 +39,16 @@ struct Options {
     int runs = 5;
     unsigned workers = 2;
     std::string dir = "/dev/shm";
+    std::string paths;  // also write the names as paths, one a line (plocate-build --plaintext)
 };
 
 [[noreturn]] void usage() {
-    std::fprintf(stderr,
-                 "usage: name_search_bench [--names N] [--seed S] [--runs R] [--workers W] "
-                 "[--dir DIR]\n"
-                 "  DIR holds the name file while it is written (tmpfs keeps disk out of it)\n");
+    std::fprintf(
+        stderr,
+        "usage: name_search_bench [--names N] [--seed S] [--runs R] [--workers W] "
+        "[--dir DIR] [--paths FILE]\n"
+        "  DIR holds the name file while it is written (tmpfs keeps disk out of it)\n"
+        "  FILE receives /bench/d<dir>/<name> per line, the names as the index holds them\n");
     std::exit(2);
 }
 
@@ -63,6 +68,8 @@ Options parse(int argc, char** argv) {
             o.workers = static_cast<unsigned>(std::atoi(v));
         } else if (a == "--dir") {
             o.dir = v;
+        } else if (a == "--paths") {
+            o.paths = v;
         } else {
             usage();
         }
@@ -98,6 +105,20 @@ double thread_cpu_s() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+// The names as paths, in the directories write_and_open_name_file gives them.
+bool write_paths(const bench::NameSet& names, std::size_t names_per_dir, const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) return false;
+    bool ok = true;
+    for (std::size_t i = 0; i < names.size() && ok; ++i) {
+        const std::string_view name(names.bytes.data() + names.starts[i],
+                                    names.starts[i + 1] - names.starts[i] - 1);
+        ok = std::fprintf(f, "/bench/d%zu/%.*s\n", i / names_per_dir, static_cast<int>(name.size()),
+                          name.data()) > 0;
+    }
+    return std::fclose(f) == 0 && ok;
+}
+
 double peak_rss_mib() {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
@@ -119,9 +140,13 @@ int main(int argc, char** argv) {
         bench::NameSet names = bench::make_names(o.names, o.seed);
         generate_s = seconds_since(t);
         name_bytes = names.bytes.size();
+        if (!o.paths.empty() && !write_paths(names, kNamesPerDir, o.paths)) {
+            std::fprintf(stderr, "cannot write %s\n", o.paths.c_str());
+            return 1;
+        }
         t = Clock::now();
         const std::string path = o.dir + "/name_search_bench." + std::to_string(::getpid());
-        if (auto s = bench::write_and_open_name_file(names, 64, path, &file); !s) {
+        if (auto s = bench::write_and_open_name_file(names, kNamesPerDir, path, &file); !s) {
             std::fprintf(stderr, "name file: %s\n", s.message().c_str());
             return 1;
         }

@@ -163,8 +163,9 @@ int main(int argc, char** argv) {
     ro.workers = o.workers;
     core::RangeExecutor executor(ro);
 
-    std::printf("## N = %zu names (seed %llu), %.1f bytes per name on average\n", o.names,
-                static_cast<unsigned long long>(o.seed), static_cast<double>(name_bytes) / n);
+    std::printf(
+        "## N = %zu names (seed %llu), %.1f bytes per name with its terminator on average\n",
+        o.names, static_cast<unsigned long long>(o.seed), static_cast<double>(name_bytes) / n);
     std::printf(
         "name file image: %.1f MiB (%.1f B/name); generated in %.2f s, written and "
         "opened (validated) in %.2f s\n",

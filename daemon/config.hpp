@@ -38,6 +38,13 @@ enum class WatchBackend { Auto, Fanotify, Inotify };
 // /etc/wsindexd.conf lists these and more (tmpfs, network file systems).
 std::vector<std::string> default_pruned_fs_types();
 
+// Publishing to the fleet index on PostgreSQL ([fleet]; docs/fleet.md). Off without a url.
+struct FleetConfig {
+    std::string url;            // a libpq URI; no password in it (password_file, PGPASSWORD)
+    std::string host;           // empty: gethostname()
+    std::string password_file;  // empty: libpq's own (PGPASSWORD, ~/.pgpass)
+};
+
 struct Config {
     std::string socket_path;  // empty: default_socket_path()
     std::string db_path;      // empty: default_db_path()
@@ -79,6 +86,7 @@ struct Config {
     std::chrono::milliseconds watch_max_delay{1000};
     // Keep the in-memory name index (fast substring find; ~30 B per indexed name).
     bool name_index = true;
+    std::optional<FleetConfig> fleet;  // absent: no [fleet] section, nothing published
 };
 
 struct ConfigError {

@@ -127,6 +127,15 @@ struct LiveInfo {
     std::uint64_t pending_dirs = 0;
     std::uint64_t busy_ms = 0;  // scan-thread time spent on live batches
 };
+// Publishing to the fleet index on PostgreSQL (StatusReply; docs/fleet.md).
+struct FleetInfo {
+    std::string host;
+    std::int64_t local_generation = 0;
+    std::int64_t published_generation = -1;  // -1: nothing published by this process yet
+    std::int64_t published_at_ns = 0;        // wall clock of the last successful publish
+    std::uint64_t lag = 0;                   // generations not yet published
+    std::string last_error;                  // of the last attempt; empty when it succeeded
+};
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {
     std::int64_t at_ns = 0;     // when the damage was found (wall clock)
@@ -181,6 +190,8 @@ struct StatusReply {
     // wsindex.Dupes runs in progress (the caller's own; every run for those who may control
     // scans).
     std::vector<DupesProgressInfo> dupes;
+    // The fleet publisher; absent when [fleet] is not configured.
+    std::optional<FleetInfo> fleet;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------

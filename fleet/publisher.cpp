@@ -108,15 +108,19 @@ core::Status copy_entries(PgConnection& conn, storage::Database& db, Publish& p,
                           PublishResult* result) {
     storage::Statement s;
     if (auto st = db.prepare(
-            "SELECT CAST(path AS BLOB), CAST(name AS BLOB), type, size, blocks, mtime_ns,"
-            " ctime_ns, mode, uid, gid, dev, ino, nlink, errno FROM files",
+            // The files view's columns, in the order of the host's own find: directory by
+            // directory in id order, names in key order (the name index loads them so).
+            "SELECT d.prefix || e.name, e.name, e.type, e.size, e.blocks, e.mtime_ns,"
+            " coalesce(e.ctime_ns, e.mtime_ns), e.mode, e.uid, e.gid, e.dev, e.ino, e.nlink,"
+            " e.error FROM dirs AS d JOIN entries AS e ON e.dir = d.id",
             &s);
         !st) {
         return st;
     }
-    if (auto st = p.copy_begin("entries",
-                               "host, path, name, type, size, blocks, mtime_ns, ctime_ns, mode,"
-                               " uid, gid, dev, ino, nlink, errno");
+    if (auto st =
+            p.copy_begin("entries",
+                         "host, seq, path, name, type, size, blocks, mtime_ns, ctime_ns, mode,"
+                         " uid, gid, dev, ino, nlink, errno");
         !st) {
         return st;
     }
@@ -126,7 +130,10 @@ core::Status copy_entries(PgConnection& conn, storage::Database& db, Publish& p,
     for (bool more = true;;) {
         if (auto st = s.step(&more); !st) return st;
         if (!more) break;
-        row.text(p.host()).bytes(s.column_bytes(0)).bytes(s.column_bytes(1));
+        row.text(p.host())
+            .integer(static_cast<std::int64_t>(result->entries))
+            .bytes(s.column_bytes(0))
+            .bytes(s.column_bytes(1));
         if (s.column_is_null(2)) {
             row.null();
         } else {

@@ -77,7 +77,7 @@ core::Status fleet_find(
         binary.push_back(false);
         sql += " AND host = $" + std::to_string(params.size());
     }
-    sql += " ORDER BY host, path";
+    sql += " ORDER BY host, seq";
     if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
     PgResult r{nullptr, &PQclear};
     if (auto st = conn.query_bytes(sql, params, binary, &r); !st) return st;

@@ -20,7 +20,8 @@ struct FleetFindQuery {
     std::uint64_t limit = 0;          // 0: all
 };
 
-// Rows in (host, path) byte order, as wsctl find orders one host's paths.
+// Rows by host name, then in the order the host's own `wsctl find` lists them (the order of its
+// index: directory by directory).
 core::Status fleet_find(
     PgConnection& conn, const FleetFindQuery& query,
     const std::function<void(std::string_view host, std::string_view path)>& row);

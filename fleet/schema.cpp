@@ -27,6 +27,7 @@ CREATE TABLE hosts(
 );
 CREATE TABLE entries(
     host text NOT NULL,
+    seq bigint NOT NULL,
     path bytea NOT NULL,
     name bytea NOT NULL,
     type text,

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -198,6 +199,45 @@ TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
     ASSERT_EQ(status.code, 0);
     EXPECT_NE(status.out.find("\"fleet\""), std::string::npos) << status.out;
     EXPECT_NE(status.out.find("\"last_error\":\"\""), std::string::npos) << status.out;
+}
+
+// PostgreSQL stops while a host changes: the host keeps indexing, says why in status, and the
+// fleet converges once PostgreSQL is back (the publisher retries).
+TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    Host& delta = add_host("delta");
+    write_file(delta.tree + "/before.txt", "1");
+    start_and_scan(delta);
+    expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
+
+    server_->pause();
+    write_file(delta.tree + "/during-outage.txt", "2");
+    ASSERT_EQ(local(delta, {"scan", delta.tree, "--wait"}).code, 0);
+    const Exit found = local(delta, {"find", "-0", "during-outage"});
+    EXPECT_EQ(found.code, 0);
+    EXPECT_EQ(found.out, delta.tree + "/during-outage.txt" + std::string(1, '\0'));
+    // The failed publish shows in status (polled: it runs after the scan settles).
+    std::string last_error;
+    const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+    while (last_error.empty() && std::chrono::steady_clock::now() < deadline) {
+        const Exit st = local(delta, {"status", "--json"});
+        ASSERT_EQ(st.code, 0) << st.err;
+        const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+        ASSERT_TRUE(doc.contains("fleet")) << st.out;
+        last_error = doc["fleet"].value("last_error", "");
+        if (last_error.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_NE(last_error.find("PostgreSQL"), std::string::npos) << last_error;
+
+    std::string error;
+    ASSERT_TRUE(server_->resume(error)) << error;
+    expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
+    const Exit st = local(delta, {"status", "--json"});
+    const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
 }
 
 TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {

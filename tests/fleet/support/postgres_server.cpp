@@ -69,6 +69,26 @@ bool PostgresServer::start(std::string& error) {
         error = "initdb failed: " + cli::test::read_file(dir_ + "/initdb.err");
         return false;
     }
+    uid_ = uid;
+    gid_ = gid;
+    if (!launch(error)) return false;
+    PgConnection admin;
+    if (auto st = PgConnection::connect(admin_url(), "", &admin); !st) {
+        error = st.message();
+        return false;
+    }
+    if (auto st = admin.exec("CREATE DATABASE wsfleet"); !st) {
+        error = st.message();
+        return false;
+    }
+    return true;
+}
+
+bool PostgresServer::launch(std::string& error) {
+    cli::test::SpawnOptions options;
+    options.uid = uid_;
+    options.gid = gid_;
+    options.env = {"LC_ALL=C", "HOME=" + dir_};
     options.out_path = dir_ + "/postgres.out";
     options.err_path = dir_ + "/postgres.log";
     // No TCP at all; fsync off: the data is thrown away with the folder.
@@ -85,17 +105,16 @@ bool PostgresServer::start(std::string& error) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling for readiness
     }
-    PgConnection admin;
-    if (auto st = PgConnection::connect(admin_url(), "", &admin); !st) {
-        error = st.message();
-        return false;
-    }
-    if (auto st = admin.exec("CREATE DATABASE wsfleet"); !st) {
-        error = st.message();
-        return false;
-    }
     return true;
 }
+
+void PostgresServer::pause() {
+    if (!server_.running()) return;
+    server_.kill(SIGINT);  // fast shutdown
+    (void)server_.wait(std::chrono::seconds(60));
+}
+
+bool PostgresServer::resume(std::string& error) { return launch(error); }
 
 void PostgresServer::stop() {
     if (server_.running()) {

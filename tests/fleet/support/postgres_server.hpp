@@ -24,14 +24,22 @@ class PostgresServer {
 
     // initdb, start, wait until it answers, CREATE DATABASE wsfleet. False with the reason.
     bool start(std::string& error);
-    void stop();
+    void stop();  // the server, and its folder removed
+
+    // An outage: the server stops (fast shutdown) and starts again on the same data.
+    void pause();
+    bool resume(std::string& error);
 
     // libpq connection strings (key=value form) for the fleet database and for `postgres`.
     [[nodiscard]] std::string url() const;
     [[nodiscard]] std::string admin_url() const;
 
   private:
-    std::string dir_;  // socket, data/ and the log
+    bool launch(std::string& error);  // postgres, until it answers
+
+    std::string dir_;
+    uid_t uid_ = 0;
+    gid_t gid_ = 0;  // socket, data/ and the log
     cli::test::Process server_;
 };
 

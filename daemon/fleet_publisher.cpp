@@ -122,7 +122,10 @@ bool FleetPublisher::publish_once() {
     if (st) st = fleet::PgConnection::connect(config_.url, password_, &conn);
     if (st) st = fleet::ensure_schema(conn);
     fleet::PublishResult result;
+    const auto began = std::chrono::steady_clock::now();
     if (st) st = fleet::publish_full(conn, db_path_, config_.host, &result);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::lock_guard lock(mutex_);
     if (!st) {
         if (st.message() != state_.last_error) spdlog::error("fleet: {}", st.message());
@@ -132,8 +135,9 @@ bool FleetPublisher::publish_once() {
         return false;
     }
     if (!state_.last_error.empty()) spdlog::info("fleet: publishing again");
-    spdlog::info("fleet: published generation {} of {} ({} entries)", result.generation,
-                 config_.host, result.entries);
+    // bench/fleet_publish.sh reads this line.
+    spdlog::info("fleet: published generation {} of {} ({} entries, {} dirs) in {:.3f} s",
+                 result.generation, config_.host, result.entries, result.dirs, seconds);
     state_.last_error.clear();
     state_.published_generation = result.generation;
     state_.local_generation = std::max(state_.local_generation, result.generation);

@@ -198,6 +198,8 @@ core::Status publish_in_transaction(PgConnection& conn, storage::Database& db,
         !st) {
         return st;
     }
+    // The index builds of a big host dominate a publish; GIN builds in memory when it fits.
+    if (auto st = conn.exec("SET LOCAL maintenance_work_mem = '256MB'"); !st) return st;
     if (auto st = p.stage("entries"); !st) return st;
     if (auto st = copy_entries(conn, db, p, result); !st) return st;
     if (auto st = p.stage("dirs"); !st) return st;

@@ -68,6 +68,9 @@ void FleetPublisher::stop() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        // A publish of a big index, or one stuck on a stalled server, must not hold up the
+        // daemon's exit: its transaction rolls back.
+        if (publishing_ != nullptr) publishing_->cancel();
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -120,6 +123,11 @@ bool FleetPublisher::publish_once() {
     }
     fleet::PgConnection conn;
     if (st) st = fleet::PgConnection::connect(config_.url, password_, &conn);
+    if (st) {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return true;
+        publishing_ = &conn;
+    }
     if (st) st = fleet::ensure_schema(conn);
     fleet::PublishResult result;
     const auto began = std::chrono::steady_clock::now();
@@ -127,6 +135,7 @@ bool FleetPublisher::publish_once() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::lock_guard lock(mutex_);
+    publishing_ = nullptr;
     if (!st) {
         if (st.message() != state_.last_error) spdlog::error("fleet: {}", st.message());
         state_.last_error = st.message();

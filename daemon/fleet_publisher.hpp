@@ -15,6 +15,10 @@
 #include "daemon/config.hpp"
 #include "ipc/methods.hpp"
 
+namespace wsindex::fleet {
+class PgConnection;  // libpq stays out of the daemon's headers
+}  // namespace wsindex::fleet
+
 namespace wsindex::daemon {
 
 class FleetPublisher {
@@ -25,7 +29,7 @@ class FleetPublisher {
     ~FleetPublisher();  // stop()
 
     void start();
-    void stop();    // waits for a publish under way (it ends with its transaction)
+    void stop();    // cancels a publish under way (rolled back whole), joins the thread
     void notify();  // any thread; never blocks on PostgreSQL
     [[nodiscard]] ipc::FleetInfo info() const;
 
@@ -38,6 +42,7 @@ class FleetPublisher {
     std::string password_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
+    const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way
     bool pending_ = true;  // publish at start: the database may lag behind the index
     bool stopping_ = false;
     ipc::FleetInfo state_;

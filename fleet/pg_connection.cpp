@@ -28,9 +28,11 @@ core::Status check(PGconn* conn, const PgResult& r, std::string_view what) {
 core::Status PgConnection::connect(const std::string& url, const std::string& password,
                                    PgConnection* out) {
     // dbname may hold a whole connection string (expand_dbname); the password comes apart.
-    const char* keys[] = {"dbname", "password", "application_name", nullptr};
-    const char* values[] = {url.c_str(), password.empty() ? nullptr : password.c_str(), "wsindex",
-                            nullptr};
+    // connect_timeout before dbname: a default the URL may override (libpq waits forever
+    // for a host that drops packets otherwise).
+    const char* keys[] = {"connect_timeout", "dbname", "password", "application_name", nullptr};
+    const char* values[] = {"10", url.c_str(), password.empty() ? nullptr : password.c_str(),
+                            "wsindex", nullptr};
     PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
     out->conn_.reset(conn);
     if (conn == nullptr) return pg_error("PostgreSQL: out of memory");
@@ -103,6 +105,15 @@ core::Status PgConnection::copy_end() {
         if (st) st = check(conn_.get(), r, "PostgreSQL COPY");
     }
     return st;
+}
+
+void PgConnection::cancel() const {
+    if (!conn_) return;
+    PGcancel* c = PQgetCancel(conn_.get());
+    if (c == nullptr) return;
+    char error[256];
+    (void)PQcancel(c, error, sizeof error);
+    PQfreeCancel(c);
 }
 
 std::string PgConnection::literal(std::string_view text) const {

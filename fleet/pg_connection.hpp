@@ -42,6 +42,9 @@ class PgConnection {
     core::Status copy_put(std::string_view data);
     core::Status copy_end();
 
+    // Asks the server to cancel the statement running on this connection (any thread).
+    void cancel() const;
+
     std::string literal(std::string_view text) const;     // 'quoted' (PQescapeLiteral)
     std::string identifier(std::string_view text) const;  // "quoted" (PQescapeIdentifier)
 

@@ -52,7 +52,17 @@ core::Status PgConnection::failure(std::string_view what) const {
     return pg_error(std::string(what) + ": " + PQerrorMessage(conn_.get()));
 }
 
+void PgConnection::abort_copy() {
+    if (!copying_) return;
+    copying_ = false;
+    // A COPY left open by a failure (the local read failed halfway): the server fails it, and
+    // the transaction then only takes ROLLBACK.
+    (void)PQputCopyEnd(conn_.get(), "publish aborted");
+    while (PGresult* raw = PQgetResult(conn_.get())) PQclear(raw);
+}
+
 core::Status PgConnection::exec(const std::string& sql) {
+    abort_copy();
     PgResult r = wrap(PQexec(conn_.get(), sql.c_str()));
     return check(conn_.get(), r, "PostgreSQL");
 }
@@ -87,7 +97,9 @@ core::Status PgConnection::query_bytes(const std::string& sql,
 
 core::Status PgConnection::copy_begin(const std::string& sql) {
     PgResult r = wrap(PQexec(conn_.get(), sql.c_str()));
-    return check(conn_.get(), r, "PostgreSQL COPY");
+    auto st = check(conn_.get(), r, "PostgreSQL COPY");
+    copying_ = st.is_ok();
+    return st;
 }
 
 core::Status PgConnection::copy_put(std::string_view data) {
@@ -98,6 +110,7 @@ core::Status PgConnection::copy_put(std::string_view data) {
 }
 
 core::Status PgConnection::copy_end() {
+    copying_ = false;
     if (PQputCopyEnd(conn_.get(), nullptr) != 1) return failure("PostgreSQL COPY");
     core::Status st;
     while (PGresult* raw = PQgetResult(conn_.get())) {

@@ -28,7 +28,8 @@ class PgConnection {
     [[nodiscard]] bool is_open() const { return conn_ != nullptr; }
     [[nodiscard]] PGconn* handle() const { return conn_.get(); }
 
-    // Runs statements without results (or whose results are ignored).
+    // Runs statements without results (or whose results are ignored); a COPY left open by
+    // a failure is ended as failed first.
     core::Status exec(const std::string& sql);
     // One statement with text parameters (nullptr: NULL); the rows in *out.
     core::Status query(const std::string& sql, const std::vector<const char*>& params,
@@ -50,6 +51,9 @@ class PgConnection {
 
   private:
     core::Status failure(std::string_view what) const;
+    void abort_copy();  // ends a COPY still open, as failed
+
+    bool copying_ = false;
 
     std::unique_ptr<PGconn, decltype(&PQfinish)> conn_{nullptr, &PQfinish};
 };

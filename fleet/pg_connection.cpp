@@ -95,6 +95,37 @@ core::Status PgConnection::query_bytes(const std::string& sql,
     return st;
 }
 
+core::Status PgConnection::query_rows(const std::string& sql,
+                                      const std::vector<std::string>& params,
+                                      const std::vector<bool>& binary,
+                                      const std::function<void(const PGresult* result)>& row) {
+    abort_copy();
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    std::vector<int> formats;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        values.push_back(params[i].data());
+        lengths.push_back(static_cast<int>(params[i].size()));
+        formats.push_back(binary[i] ? 1 : 0);
+    }
+    if (PQsendQueryParams(conn_.get(), sql.c_str(), static_cast<int>(params.size()), nullptr,
+                          values.data(), lengths.data(), formats.data(), /*binary*/ 1) != 1) {
+        return failure("PostgreSQL");
+    }
+    (void)PQsetSingleRowMode(conn_.get());
+    core::Status st;
+    while (PGresult* raw = PQgetResult(conn_.get())) {
+        PgResult r = wrap(raw);
+        if (!st) continue;  // drain what is left after an error
+        if (PQresultStatus(raw) == PGRES_SINGLE_TUPLE) {
+            row(raw);
+        } else {
+            st = check(conn_.get(), r, "PostgreSQL");
+        }
+    }
+    return st;
+}
+
 core::Status PgConnection::copy_begin(const std::string& sql) {
     PgResult r = wrap(PQexec(conn_.get(), sql.c_str()));
     auto st = check(conn_.get(), r, "PostgreSQL COPY");

@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ class PgConnection {
     // The same with binary parameters where `binary[i]` (bytea values: lengths from `lengths`).
     core::Status query_bytes(const std::string& sql, const std::vector<std::string>& params,
                              const std::vector<bool>& binary, PgResult* out);
+
+    // The same, the rows handed to `row` one at a time as they arrive (single-row mode:
+    // memory stays flat whatever the size of the answer).
+    core::Status query_rows(const std::string& sql, const std::vector<std::string>& params,
+                            const std::vector<bool>& binary,
+                            const std::function<void(const PGresult* result)>& row);
 
     // COPY ... FROM STDIN: `sql` is the COPY statement, then put() the text rows, then end().
     core::Status copy_begin(const std::string& sql);

@@ -79,11 +79,13 @@ core::Status fleet_find(
     }
     sql += " ORDER BY host, seq";
     if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
-    PgResult r{nullptr, &PQclear};
-    if (auto st = conn.query_bytes(sql, params, binary, &r); !st) return st;
-    const int rows = PQntuples(r.get());
-    for (int i = 0; i < rows; ++i) row(value(r, i, 0), value(r, i, 1));
-    return {};
+    return conn.query_rows(sql, params, binary, [&](const PGresult* r) {
+        const auto column = [r](int c) {
+            return std::string_view(PQgetvalue(r, 0, c),
+                                    static_cast<std::size_t>(PQgetlength(r, 0, c)));
+        };
+        row(column(0), column(1));
+    });
 }
 
 core::Status fleet_du(PgConnection& conn, const std::optional<std::string>& host,

@@ -142,6 +142,16 @@ std::string render_status(const ipc::StatusReply& s) {
                 out += "; searched by " + std::to_string(n.search_workers) + " workers\n";
             }
         }
+        if (s.fleet) {
+            out += "fleet (" + s.fleet->host + "): ";
+            out += s.fleet->published_generation < 0
+                       ? std::string("nothing published yet")
+                       : "generation " + std::to_string(s.fleet->published_generation) +
+                             " published " + format_time_ns(s.fleet->published_at_ns) + ", " +
+                             std::to_string(s.fleet->lag) + " behind";
+            if (!s.fleet->last_error.empty()) out += "; last error: " + s.fleet->last_error;
+            out += "\n";
+        }
         // The same rule as `wsctl du`; a scan's own counts (`wsctl scans`, `scan --wait`) count
         // names as walked, so a tree with hard links shows two numbers: say which is which.
         out +=

@@ -82,6 +82,19 @@ struct DupesOptions {
 };
 int run_dupes(const Context& ctx, const DupesOptions& options);
 
+// wsctl fleet ...: the fleet index on PostgreSQL (cmd_fleet.cpp, docs/fleet.md).
+struct FleetOptions {
+    std::string action;  // init, hosts, find, du
+    std::string url;     // empty: $WSINDEX_FLEET_URL
+    std::string host;    // empty: every host (records then start with "host:")
+    std::string pattern;
+    std::uint64_t limit = 0;
+    bool null_separated = false;
+    std::uint32_t depth = 0;
+    bool bytes = false;
+};
+int run_fleet(const Context& ctx, const FleetOptions& options);
+
 // The client's own version (the project version at build time).
 const char* client_version();
 

@@ -227,6 +227,40 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"f"}));
     add_common(*dupes_cmd, common);
 
+    FleetOptions fleet;
+    auto* fleet_cmd = app.add_subcommand(
+        "fleet", "The fleet index on PostgreSQL: every host's index in one database");
+    fleet_cmd->require_subcommand(1);
+    std::vector<CLI::App*> fleet_subs;
+    fleet_subs.push_back(fleet_cmd->add_subcommand("init", "Create the fleet schema"));
+    fleet_subs.push_back(
+        fleet_cmd->add_subcommand("hosts", "Each host, its roots, its last publish"));
+    auto* fleet_find = fleet_cmd->add_subcommand(
+        "find", "Entries of every host (or --host H) whose name holds PATTERN");
+    fleet_find->add_option("pattern", fleet.pattern, "Substring of the name; omit for all")
+        ->type_name("PATTERN");
+    fleet_find->add_flag("-0,--null", fleet.null_separated,
+                         "NUL-separated raw paths (each prefixed 'host:' without --host)");
+    fleet_find->add_option("--limit", fleet.limit, "At most N results (0: all)")
+        ->type_name("N")
+        ->check(kWholeNumber);
+    fleet_subs.push_back(fleet_find);
+    auto* fleet_du = fleet_cmd->add_subcommand("du", "Directory totals of every host's roots");
+    fleet_du->add_option("--depth", fleet.depth, "Also directories down to N levels below roots")
+        ->type_name("N")
+        ->check(kWholeNumber);
+    fleet_du->add_flag("-b,--bytes", fleet.bytes, "Exact byte counts instead of KiB/MiB/...");
+    fleet_subs.push_back(fleet_du);
+    for (auto* sub : fleet_subs) {
+        sub->add_option("--url", fleet.url,
+                        "libpq URI of the fleet database (or $WSINDEX_FLEET_URL)")
+            ->type_name("URL");
+        sub->add_option("--host", fleet.host, "Only this host")->type_name("HOST");
+        add_common(*sub, common);
+        sub->callback([&fleet, sub] { fleet.action = sub->get_name(); });
+    }
+    add_common(*fleet_cmd, common);
+
     for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);
 
     try {
@@ -256,5 +290,6 @@ int main(int argc, char** argv) {
     if (version_cmd->parsed()) return run_version(ctx);
     if (ui_cmd->parsed()) return run_ui(ctx, ui);
     if (dupes_cmd->parsed()) return run_dupes(ctx, dupes);
+    if (fleet_cmd->parsed()) return run_fleet(ctx, fleet);
     return usage_error(ctx, "no command given (see wsctl --help)");
 }

@@ -23,7 +23,7 @@ if(WSINDEX_DPKG_SHLIBDEPS)
     set(CPACK_DEBIAN_PACKAGE_DEPENDS "systemd | systemd-standalone-sysusers | adduser")
 else()
     set(CPACK_DEBIAN_PACKAGE_DEPENDS
-        "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0 (>= 3.35), libsystemd0, libacl1, libspdlog1.10, libfmt9, libncursesw6, libtinfo6, systemd | systemd-standalone-sysusers | adduser")
+        "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libsqlite3-0 (>= 3.35), libsystemd0, libacl1, libspdlog1.10, libfmt9, libncursesw6, libtinfo6, libpq5, systemd | systemd-standalone-sysusers | adduser")
 endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
 # postinst/prerm/postrm, and /etc/wsindexd.conf as a conffile (kept across upgrades; dpkg asks

@@ -224,7 +224,20 @@ void apply_root(RootTable& t, const CLI::ConfigItem& item) {
     }
 }
 
+void apply_fleet(FleetConfig& f, const CLI::ConfigItem& item) {
+    if (item.name == "url")
+        f.url = text_value(item);
+    else if (item.name == "host")
+        f.host = text_value(item);
+    else if (item.name == "password_file")
+        f.password_file = absolute_path_value(item);
+    else
+        throw Problem{"unknown key '" + key_name(item) +
+                      "' (fleet takes url, host, password_file)"};
+}
+
 void check(Config& c) {
+    if (c.fleet && c.fleet->url.empty()) throw Problem{"[fleet] needs a 'url'"};
     for (RootConfig& r : c.roots) {
         // "/home/" and "/home" are one root: drop trailing slashes (not from "/").
         while (r.path.size() > 1 && r.path.back() == '/') r.path.pop_back();
@@ -296,8 +309,18 @@ Config parse_items(const std::vector<CLI::ConfigItem>& items) {
             seen.push_back(key);
             if (item.name == "fs") take_fs_types();
             apply_prune(c, item);
+        } else if (section == "fleet") {
+            if (marker) continue;
+            const std::string key = "fleet." + item.name;
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+                throw Problem{"'" + key + "' is set twice"};
+            }
+            seen.push_back(key);
+            if (!c.fleet) c.fleet.emplace();
+            apply_fleet(*c.fleet, item);
         } else {
-            throw Problem{"unknown section '[" + section + "]' (sections: [prune], [[root]])"};
+            throw Problem{"unknown section '[" + section +
+                          "]' (sections: [prune], [fleet], [[root]])"};
         }
     }
     close_root();

@@ -38,6 +38,13 @@ enum class WatchBackend { Auto, Fanotify, Inotify };
 // /etc/wsindexd.conf lists these and more (tmpfs, network file systems).
 std::vector<std::string> default_pruned_fs_types();
 
+// Publishing to the fleet index on PostgreSQL ([fleet]; docs/fleet.md). Off without a url.
+struct FleetConfig {
+    std::string url;            // a libpq URI; no password in it (password_file, PGPASSWORD)
+    std::string host;           // empty: gethostname()
+    std::string password_file;  // empty: libpq's own (PGPASSWORD, ~/.pgpass)
+};
+
 struct Config {
     std::string socket_path;  // empty: default_socket_path()
     std::string db_path;      // empty: default_db_path()
@@ -83,6 +90,7 @@ struct Config {
     // per core. search_reserve_core keeps one core free for the daemon's other work.
     unsigned search_workers = 0;
     bool search_reserve_core = false;
+    std::optional<FleetConfig> fleet;  // absent: no [fleet] section, nothing published
 };
 
 struct ConfigError {

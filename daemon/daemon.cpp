@@ -87,7 +87,10 @@ core::Status Daemon::start() {
     so.before_walk = options_.before_walk;
     so.after_batch = options_.after_batch;
     so.on_change = [this](const ScanJob& job) { on_job_change(job); };
+    if (c.fleet) fleet_ = std::make_unique<FleetPublisher>(*c.fleet, c.db_path);
     so.on_settled = [this, names = c.name_index] {
+        // A completed scan or an applied live batch: the fleet copy may be behind.
+        if (fleet_) fleet_->notify();
         // Null until the query pool exists (the service settles once while opening).
         if (QueryPool* pool = names_owner_.load(std::memory_order_acquire)) {
             // After live batches too: a no-op when their directories were layered
@@ -114,6 +117,7 @@ core::Status Daemon::start() {
     if (auto st = ScanService::open(std::move(so), &scans_); !st) {
         return core::Status(st.code(), "opening the index " + c.db_path + ": " + st.message());
     }
+    if (fleet_) fleet_->start();
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     unsigned search_workers = c.search_workers == 0 ? cores : c.search_workers;
     if (c.search_reserve_core) search_workers = std::min(search_workers, std::max(1u, cores - 1));
@@ -154,6 +158,9 @@ core::Status Daemon::start() {
     context.dupes = dupes_.get();
     if (live_) {
         context.live_roots = [m = live_.get()] { return m->status(); };
+    }
+    if (fleet_) {
+        context.fleet_status = [f = fleet_.get()] { return f->info(); };
         context.live_unwatch = [m = live_.get()](const std::string& root) { m->unwatch(root); };
     }
     handlers_.emplace(std::move(context));
@@ -203,6 +210,7 @@ void Daemon::run() {
     if (dupes_) dupes_->stop();
     queries_->stop();
     scans_->stop();
+    if (fleet_) fleet_->stop();
     // Let the sessions finish closing (their handlers are ready; nothing blocks).
     io_.restart();
     io_.poll();

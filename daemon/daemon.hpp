@@ -19,6 +19,7 @@
 #include "core/status.hpp"
 #include "daemon/command_line.hpp"
 #include "daemon/config.hpp"
+#include "daemon/fleet_publisher.hpp"
 #include "daemon/handlers.hpp"
 #include "daemon/live_monitor.hpp"
 #include "daemon/query_pool.hpp"
@@ -75,6 +76,7 @@ class Daemon {
     DaemonOptions options_;
     boost::asio::io_context io_{1};
     std::optional<boost::asio::signal_set> signals_;
+    std::unique_ptr<FleetPublisher> fleet_;  // null without [fleet]; outlives scans_
     std::unique_ptr<ScanService> scans_;
     std::unique_ptr<QueryPool> queries_;
     std::unique_ptr<DupesService> dupes_;  // wsindex.Dupes runs

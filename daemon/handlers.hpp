@@ -45,6 +45,8 @@ struct HandlerContext {
     std::function<void(const std::string&)> live_unwatch;
     // wsindex.Dupes runs (any thread); null: the method answers Internal.
     DupesService* dupes = nullptr;
+    // The fleet publisher's state (any thread); empty without [fleet].
+    std::function<ipc::FleetInfo()> fleet_status;
 };
 
 // Registers every method on `server` (before server.start()).

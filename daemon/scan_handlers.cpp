@@ -196,6 +196,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         s.dupes = ctx.dupes->progress(
             may_control(ctx.seams, peer) ? std::nullopt : std::optional<uid_t>(peer.uid));
     }
+    if (ctx.fleet_status) s.fleet = ctx.fleet_status();
     if (std::optional<IndexRebuild> rebuild = ctx.scans.last_rebuild()) {
         ipc::IndexRebuildInfo info;
         info.at_ns = rebuild->at_ns;

@@ -151,6 +151,15 @@ struct NameIndexInfo {
     std::uint64_t search_workers = 0;
     std::vector<SearchWorkerInfo> last_search;  // per worker
 };
+// Publishing to the fleet index on PostgreSQL (StatusReply; docs/fleet.md).
+struct FleetInfo {
+    std::string host;
+    std::int64_t local_generation = 0;
+    std::int64_t published_generation = -1;  // -1: nothing published by this process yet
+    std::int64_t published_at_ns = 0;        // wall clock of the last successful publish
+    std::uint64_t lag = 0;                   // generations not yet published
+    std::string last_error;                  // of the last attempt; empty when it succeeded
+};
 // A damaged index file that the daemon set aside and rebuilds by rescanning (StatusReply).
 struct IndexRebuildInfo {
     std::int64_t at_ns = 0;     // when the damage was found (wall clock)
@@ -208,6 +217,8 @@ struct StatusReply {
     // The name index; absent when it is off (name_index = false) or the caller may not
     // control scans.
     std::optional<NameIndexInfo> names;
+    // The fleet publisher; absent when [fleet] is not configured.
+    std::optional<FleetInfo> fleet;
 };
 
 // ---- wsindex.Cancel ----------------------------------------------------------------------

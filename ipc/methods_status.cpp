@@ -160,6 +160,14 @@ json to_json(const StatusReply& v) {
              {"live", v.live ? to_json(*v.live) : json(nullptr)}};
     if (!v.dupes.empty()) out["dupes"] = list_to_json(v.dupes);
     if (v.names) out["names"] = to_json(*v.names);
+    if (v.fleet) {
+        out["fleet"] = json{{"host", v.fleet->host},
+                            {"local_generation", v.fleet->local_generation},
+                            {"published_generation", v.fleet->published_generation},
+                            {"published_at_ns", v.fleet->published_at_ns},
+                            {"lag", v.fleet->lag},
+                            {"last_error", v.fleet->last_error}};
+    }
     return out;
 }
 
@@ -231,6 +239,21 @@ Result<StatusReply> from_json<StatusReply>(const json& j) {
                 return;
             }
             out.live = info;
+        }
+        if (const json* raw = r.raw("fleet"); raw != nullptr && raw->is_object()) {
+            FieldReader sub(*raw, "fleet.");
+            FleetInfo info;
+            info.host = sub.text("host", "");
+            info.local_generation = sub.int64("local_generation", 0);
+            info.published_generation = sub.int64("published_generation", -1);
+            info.published_at_ns = sub.int64("published_at_ns", 0);
+            info.lag = sub.uint64("lag", 0);
+            info.last_error = sub.text("last_error", "");
+            if (auto error = sub.take_error()) {
+                r.fail(std::move(*error));
+                return;
+            }
+            out.fleet = std::move(info);
         }
     });
 }

@@ -1,0 +1,158 @@
+// FleetPublisher: one thread, one PostgreSQL connection kept between publishes, a full publish
+// of the newest generation when it differs from the one published.
+#include "daemon/fleet_publisher.hpp"
+
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "fleet/pg_connection.hpp"
+#include "fleet/publisher.hpp"
+#include "fleet/schema.hpp"
+#include "storage/database.hpp"
+
+namespace wsindex::daemon {
+
+namespace {
+
+constexpr std::chrono::seconds kFirstRetry{1};
+constexpr std::chrono::seconds kLongestRetry{60};
+
+std::int64_t wall_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+core::Status local_generation(const std::string& db_path, std::int64_t* generation) {
+    storage::Database db;
+    if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, &db); !st) {
+        return st;
+    }
+    return db.query_int64("SELECT value FROM meta WHERE key = 'generation'", generation);
+}
+
+}  // namespace
+
+std::string default_fleet_host() {
+    char name[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+    return name;
+}
+
+FleetPublisher::FleetPublisher(FleetConfig config, std::string db_path)
+    : config_(std::move(config)), db_path_(std::move(db_path)) {
+    if (config_.host.empty()) config_.host = default_fleet_host();
+    state_.host = config_.host;
+}
+
+FleetPublisher::~FleetPublisher() { stop(); }
+
+void FleetPublisher::start() {
+    if (!config_.password_file.empty()) {
+        std::ifstream in(config_.password_file);
+        std::getline(in, password_);
+        if (!in && password_.empty()) {
+            spdlog::error("fleet: cannot read the password file {}", config_.password_file);
+        }
+    }
+    thread_ = std::thread([this] { run(); });
+}
+
+void FleetPublisher::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        // A publish of a big index, or one stuck on a stalled server, must not hold up the
+        // daemon's exit: its transaction rolls back.
+        if (publishing_ != nullptr) publishing_->cancel();
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void FleetPublisher::notify() {
+    {
+        std::lock_guard lock(mutex_);
+        pending_ = true;
+    }
+    wake_.notify_one();
+}
+
+ipc::FleetInfo FleetPublisher::info() const {
+    std::lock_guard lock(mutex_);
+    return state_;
+}
+
+void FleetPublisher::run() {
+    std::chrono::seconds retry = kFirstRetry;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return pending_ || stopping_; });
+        if (stopping_) return;
+        pending_ = false;
+        lock.unlock();
+        const bool ok = publish_once();
+        lock.lock();
+        if (ok) {
+            retry = kFirstRetry;
+            continue;
+        }
+        // Retry later, sooner if stopped; a notify meanwhile does not shorten the wait (each
+        // attempt against a server that is down costs a connection timeout).
+        pending_ = true;
+        wake_.wait_for(lock, retry, [this] { return stopping_; });
+        retry = std::min(retry * 2, std::chrono::seconds(kLongestRetry));
+    }
+}
+
+bool FleetPublisher::publish_once() {
+    std::int64_t generation = 0;
+    core::Status st = local_generation(db_path_, &generation);
+    {
+        std::lock_guard lock(mutex_);
+        if (st) {
+            state_.local_generation = generation;
+            if (generation == state_.published_generation) return true;  // nothing new
+        }
+    }
+    fleet::PgConnection conn;
+    if (st) st = fleet::PgConnection::connect(config_.url, password_, &conn);
+    if (st) {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return true;
+        publishing_ = &conn;
+    }
+    if (st) st = fleet::ensure_schema(conn);
+    fleet::PublishResult result;
+    const auto began = std::chrono::steady_clock::now();
+    if (st) st = fleet::publish_full(conn, db_path_, config_.host, &result);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    std::lock_guard lock(mutex_);
+    publishing_ = nullptr;
+    if (!st) {
+        if (st.message() != state_.last_error) spdlog::error("fleet: {}", st.message());
+        state_.last_error = st.message();
+        state_.lag = static_cast<std::uint64_t>(std::max<std::int64_t>(
+            0, state_.local_generation - std::max<std::int64_t>(state_.published_generation, 0)));
+        return false;
+    }
+    if (!state_.last_error.empty()) spdlog::info("fleet: publishing again");
+    // bench/fleet_publish.sh reads this line.
+    spdlog::info("fleet: published generation {} of {} ({} entries, {} dirs) in {:.3f} s",
+                 result.generation, config_.host, result.entries, result.dirs, seconds);
+    state_.last_error.clear();
+    state_.published_generation = result.generation;
+    state_.local_generation = std::max(state_.local_generation, result.generation);
+    state_.published_at_ns = wall_ns();
+    state_.lag = static_cast<std::uint64_t>(state_.local_generation - result.generation);
+    return true;
+}
+
+}  // namespace wsindex::daemon

@@ -1,0 +1,55 @@
+// FleetPublisher: publishes this host's index to the fleet database (docs/fleet.md) on its own
+// thread with its own connections, so that scans and live updates never wait for PostgreSQL.
+// notify() (any thread, after a scan or a live batch settles) only sets a flag: generations
+// that pile up while a publish runs are coalesced into one publish of the newest. A failed
+// publish (PostgreSQL down, wrong credentials, full disk) is retried with a growing delay.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "daemon/config.hpp"
+#include "ipc/methods.hpp"
+
+namespace wsindex::fleet {
+class PgConnection;  // libpq stays out of the daemon's headers
+}  // namespace wsindex::fleet
+
+namespace wsindex::daemon {
+
+class FleetPublisher {
+  public:
+    FleetPublisher(FleetConfig config, std::string db_path);
+    FleetPublisher(const FleetPublisher&) = delete;
+    FleetPublisher& operator=(const FleetPublisher&) = delete;
+    ~FleetPublisher();  // stop()
+
+    void start();
+    void stop();    // cancels a publish under way (rolled back whole), joins the thread
+    void notify();  // any thread; never blocks on PostgreSQL
+    [[nodiscard]] ipc::FleetInfo info() const;
+
+  private:
+    void run();
+    bool publish_once();  // false: failed (state_.last_error says why)
+
+    FleetConfig config_;
+    std::string db_path_;
+    std::string password_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way
+    bool pending_ = true;  // publish at start: the database may lag behind the index
+    bool stopping_ = false;
+    ipc::FleetInfo state_;
+    std::thread thread_;
+};
+
+// The host name used when [fleet] host is not set.
+std::string default_fleet_host();
+
+}  // namespace wsindex::daemon

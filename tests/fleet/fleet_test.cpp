@@ -1,0 +1,314 @@
+// The fleet index end to end: a real PostgreSQL 15, three wsindexd daemons as three hosts with
+// different trees publishing to it, and wsctl fleet answering like each host's own wsctl.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fleet/pg_connection.hpp"
+#include "tests/cli/support/daemon.hpp"
+#include "tests/cli/support/scratch.hpp"
+#include "tests/fleet/support/postgres_server.hpp"
+#include "tests/support/prerequisite.hpp"
+
+namespace wsindex::fleet::test {
+namespace {
+
+using cli::test::Daemon;
+using cli::test::DaemonOptions;
+using cli::test::Exit;
+using cli::test::ScratchDir;
+
+// A publish follows a scan asynchronously; sanitizer builds and a shared machine are slow.
+constexpr std::chrono::seconds kConvergeDeadline{60};
+
+void write_file(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    ASSERT_TRUE(out.good()) << path;
+}
+
+void make_dir(const std::string& path) { ASSERT_EQ(::mkdir(path.c_str(), 0755), 0) << path; }
+
+struct Host {
+    std::string name;
+    std::string tree;
+    std::unique_ptr<Daemon> daemon;
+};
+
+class FleetTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        if (!PostgresServer::available()) return;
+        server_ = new PostgresServer();
+        std::string error;
+        if (!server_->start(error)) start_error_ = new std::string(error);
+    }
+    static void TearDownTestSuite() {
+        delete server_;
+        server_ = nullptr;
+        delete start_error_;
+        start_error_ = nullptr;
+    }
+
+    // Without PostgreSQL each test skips (fails under CI) in its body.
+    void SetUp() override {
+        if (PostgresServer::available()) {
+            ASSERT_EQ(start_error_, nullptr) << *start_error_;
+        }
+    }
+
+    Exit fleet(std::vector<std::string> args) {
+        args.insert(args.begin(), {WSINDEX_WSCTL, "fleet"});
+        args.push_back("--url");
+        args.push_back(server_->url());
+        return cli::test::run(args, scratch_.path(), std::chrono::minutes(2));
+    }
+
+    // A daemon publishing as `name`, indexing a tree of its own.
+    Host& add_host(const std::string& name) {
+        Host h;
+        h.name = name;
+        const std::string dir = scratch_ / ("host-" + name);
+        make_dir(dir);
+        h.tree = dir + "/tree";
+        make_dir(h.tree);
+        const std::string config = dir + "/wsindexd.conf";
+        write_file(config, "[fleet]\nurl = \"" + server_->url() + "\"\nhost = \"" + name + "\"\n");
+        DaemonOptions options;
+        options.dir = dir;
+        options.extra_args = {"--config", config};
+        h.daemon = std::make_unique<Daemon>(options);
+        hosts_.push_back(std::move(h));
+        return hosts_.back();
+    }
+
+    void start_and_scan(Host& h) {
+        std::string error;
+        ASSERT_TRUE(h.daemon->start(error)) << error;
+        const auto r =
+            cli::test::wsctl(h.daemon->socket(), {"scan", h.tree, "--wait"}, scratch_.path());
+        ASSERT_EQ(r.code, 0) << r.err << h.daemon->log();
+    }
+
+    Exit local(Host& h, std::vector<std::string> args) {
+        return cli::test::wsctl(h.daemon->socket(), std::move(args), scratch_.path());
+    }
+
+    // Polls until `fleet_args` prints what `local_args` prints on `h` (publishing is
+    // asynchronous); the last outputs on failure.
+    void expect_converges(Host& h, const std::vector<std::string>& local_args,
+                          const std::vector<std::string>& fleet_args) {
+        const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+        Exit want;
+        Exit got;
+        for (;;) {
+            want = local(h, local_args);
+            ASSERT_EQ(want.code, 0) << want.err;
+            got = fleet(fleet_args);
+            if (got.code == 0 && got.out == want.out) return;
+            if (std::chrono::steady_clock::now() > deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling a condition
+        }
+        FAIL() << "fleet answer of " << h.name << " never equalled the local one\nlocal:\n"
+               << want.out << "\nfleet (exit " << got.code << "):\n"
+               << got.out << got.err << "\ndaemon log:\n"
+               << h.daemon->log();
+    }
+
+    static PostgresServer* server_;
+    static std::string* start_error_;
+    ScratchDir scratch_{"fleet"};
+    std::vector<Host> hosts_;
+};
+
+PostgresServer* FleetTest::server_ = nullptr;
+std::string* FleetTest::start_error_ = nullptr;
+
+TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    const Exit init = fleet({"init"});
+    ASSERT_EQ(init.code, 0) << init.err;
+
+    hosts_.reserve(3);
+    Host& alpha = add_host("alpha");
+    make_dir(alpha.tree + "/docs");
+    write_file(alpha.tree + "/docs/report.txt", "quarterly");
+    write_file(alpha.tree + "/docs/new\nline.txt", "nl");         // a newline in a name
+    write_file(alpha.tree + "/docs/bad\xff\xfe.bin", "latin-1");  // not UTF-8
+    write_file(alpha.tree + "/top.txt", std::string(5000, 'a'));
+    Host& beta = add_host("beta");
+    make_dir(beta.tree + "/src");
+    make_dir(beta.tree + "/src/deep");
+    write_file(beta.tree + "/src/deep/report.txt", "other");
+    write_file(beta.tree + "/src/main.cpp", "int main() {}");
+    Host& gamma = add_host("gamma");
+    for (int i = 0; i < 50; ++i) {
+        write_file(gamma.tree + "/file" + std::to_string(i), std::string(i, 'x'));
+    }
+
+    for (Host& h : hosts_) start_and_scan(h);
+    for (Host& h : hosts_) {
+        SCOPED_TRACE(h.name);
+        expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", h.name});
+        expect_converges(h, {"find", "-0", "report"}, {"find", "-0", "--host", h.name, "report"});
+        expect_converges(h, {"du", "-b", "--depth", "3"},
+                         {"du", "-b", "--depth", "3", "--host", h.name});
+    }
+
+    // Without --host, every record is "host:" and the host's own record, hosts in name order.
+    std::string want;
+    for (Host& h : hosts_) {
+        const Exit r = local(h, {"find", "-0", "report"});
+        ASSERT_EQ(r.code, 0);
+        for (std::size_t at = 0; at < r.out.size();) {
+            const std::size_t end = r.out.find('\0', at);
+            want += h.name + ":" + r.out.substr(at, end + 1 - at);
+            at = end + 1;
+        }
+    }
+    const Exit all = fleet({"find", "-0", "report"});
+    ASSERT_EQ(all.code, 0) << all.err;
+    EXPECT_EQ(all.out, want);
+
+    // A change on one host, rescanned, reaches the fleet answer; the others stay as they were.
+    write_file(beta.tree + "/src/deep/fresh-report.txt", "new");
+    ASSERT_EQ(::unlink((beta.tree + "/src/main.cpp").c_str()), 0);
+    ASSERT_EQ(local(beta, {"scan", beta.tree, "--wait"}).code, 0);
+    expect_converges(beta, {"find", "-0"}, {"find", "-0", "--host", "beta"});
+    expect_converges(beta, {"du", "-b", "--depth", "3"},
+                     {"du", "-b", "--depth", "3", "--host", "beta"});
+    expect_converges(alpha, {"find", "-0"}, {"find", "-0", "--host", "alpha"});
+
+    const Exit hosts = fleet({"hosts", "--json"});
+    ASSERT_EQ(hosts.code, 0) << hosts.err;
+    for (const char* name : {"\"alpha\"", "\"beta\"", "\"gamma\""}) {
+        EXPECT_NE(hosts.out.find(name), std::string::npos) << hosts.out;
+    }
+    const Exit status = local(beta, {"status", "--json"});
+    ASSERT_EQ(status.code, 0);
+    EXPECT_NE(status.out.find("\"fleet\""), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("\"last_error\":\"\""), std::string::npos) << status.out;
+}
+
+// PostgreSQL stops while a host changes: the host keeps indexing, says why in status, and the
+// fleet converges once PostgreSQL is back (the publisher retries).
+TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    Host& delta = add_host("delta");
+    write_file(delta.tree + "/before.txt", "1");
+    start_and_scan(delta);
+    expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
+
+    server_->pause();
+    write_file(delta.tree + "/during-outage.txt", "2");
+    ASSERT_EQ(local(delta, {"scan", delta.tree, "--wait"}).code, 0);
+    const Exit found = local(delta, {"find", "-0", "during-outage"});
+    EXPECT_EQ(found.code, 0);
+    EXPECT_EQ(found.out, delta.tree + "/during-outage.txt" + std::string(1, '\0'));
+    // The failed publish shows in status (polled: it runs after the scan settles).
+    std::string last_error;
+    const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+    while (last_error.empty() && std::chrono::steady_clock::now() < deadline) {
+        const Exit st = local(delta, {"status", "--json"});
+        ASSERT_EQ(st.code, 0) << st.err;
+        const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+        ASSERT_TRUE(doc.contains("fleet")) << st.out;
+        last_error = doc["fleet"].value("last_error", "");
+        if (last_error.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_NE(last_error.find("PostgreSQL"), std::string::npos) << last_error;
+
+    std::string error;
+    ASSERT_TRUE(server_->resume(error)) << error;
+    expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
+    const Exit st = local(delta, {"status", "--json"});
+    const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
+}
+
+// Readers never see a host half published: in one statement, the host's rows always number
+// what its hosts row says, while the host publishes generation after generation.
+TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    Host& h = add_host("epsilon");
+    for (int i = 0; i < 2000; ++i) write_file(h.tree + "/f" + std::to_string(i), "x");
+    start_and_scan(h);
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "epsilon"});
+
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0};
+    std::atomic<int> torn{0};
+    std::string reader_error;
+    std::thread reader([&] {
+        PgConnection conn;
+        if (auto st = PgConnection::connect(server_->url(), "", &conn); !st) {
+            reader_error = st.message();
+            return;
+        }
+        while (!stop.load()) {
+            // One statement, READ COMMITTED, as wsctl fleet reads (docs/fleet.md: a snapshot
+            // taken before a swap, in a REPEATABLE READ transaction, sees the host empty).
+            PgResult r{nullptr, &PQclear};
+            const auto st = conn.query(
+                "SELECT (SELECT count(*) FROM entries WHERE host = 'epsilon') ="
+                " (SELECT entries FROM hosts WHERE host = 'epsilon')",
+                {}, &r);
+            if (!st) {
+                reader_error = st.message();
+                return;
+            }
+            if (first_value(r) != "t") ++torn;
+            ++reads;
+        }
+    });
+    for (int round = 1; round <= 3; ++round) {
+        for (int i = 0; i < 500; ++i) {
+            write_file(h.tree + "/r" + std::to_string(round) + "-" + std::to_string(i), "y");
+        }
+        ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
+        expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "epsilon"});
+    }
+    stop = true;
+    reader.join();
+    EXPECT_EQ(reader_error, "");
+    EXPECT_GT(reads.load(), 0);
+    EXPECT_EQ(torn.load(), 0) << "of " << reads.load() << " reads";
+}
+
+TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 99"));
+    const Exit hosts = fleet({"hosts"});
+    const Exit init = fleet({"init"});
+    ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 1"));
+    EXPECT_EQ(hosts.code, 1);
+    EXPECT_NE(hosts.err.find("schema version 99, newer"), std::string::npos) << hosts.err;
+    EXPECT_EQ(init.code, 1);
+    EXPECT_NE(init.err.find("schema version 99, newer"), std::string::npos) << init.err;
+}
+
+}  // namespace
+}  // namespace wsindex::fleet::test

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -19,6 +20,9 @@
 
 namespace wsindex::daemon {
 namespace {
+
+// How long a find waits for the name index's layer of a live batch (QueryPool::names_at_least).
+constexpr std::chrono::milliseconds kNamesWait{200};
 
 std::int64_t clamp_to_int64(std::uint64_t v) {
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -95,7 +99,17 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         p.limit == 0 ? cap : static_cast<std::size_t>(std::min<std::uint64_t>(p.limit, cap));
 
     storage::FindQuery query = to_query(p);
-    storage::Queries queries(q.db, q.names.get(), q.search);
+    std::shared_ptr<const storage::NameIndex> names = q.names;
+    if (names && q.pool != nullptr && query.match == storage::NameMatch::substring) {
+        // Right after a live batch the name index is a few milliseconds behind the database
+        // (its layer is being read) and the find would scan every name in SQL: wait for it.
+        std::int64_t generation = -1;
+        if (q.db.query_int64("SELECT value FROM meta WHERE key = 'generation'", &generation) &&
+            names->generation() != generation) {
+            names = q.pool->names_at_least(generation, kNamesWait);
+        }
+    }
+    storage::Queries queries(q.db, names.get(), q.search);
     if (!query.under.empty()) {
         // docs/protocol.md: a directory the index does not hold is NotIndexed, not "no matches".
         std::vector<storage::DirTotalsRow> dir;

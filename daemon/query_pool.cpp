@@ -139,6 +139,7 @@ void QueryPool::names_main() {
         names_pending_.clear();
         bool rebuild = std::exchange(names_refresh_, false);
         if (!names_enabled_) continue;
+        layering_ = !dirs.empty();
         const std::shared_ptr<const storage::NameIndex> current = names_;
         const std::int64_t reported = names_reported_generation_;
         lock.unlock();
@@ -206,6 +207,8 @@ void QueryPool::names_main() {
             if (built) ++base_builds_;
             if (!dirs.empty()) ++layer_updates_;
         }
+        layering_ = false;
+        names_published_.notify_all();
         if (built) {
             // The old snapshot is freed once the last query holding it ends; give what malloc
             // keeps of a build's arrays back to the system (glibc: malloc_trim).
@@ -214,6 +217,18 @@ void QueryPool::names_main() {
             lock.lock();
         }
     }
+}
+
+std::shared_ptr<const storage::NameIndex> QueryPool::names_at_least(
+    std::int64_t generation, std::chrono::milliseconds max_wait) {
+    std::unique_lock lock(mutex_);
+    const auto current = [&] { return names_ && names_->generation() >= generation; };
+    // Worth waiting for only a layer on its way: a live batch's directories (a few
+    // milliseconds); a base build takes about a second per million names.
+    names_published_.wait_for(lock, max_wait, [&] {
+        return stopping_ || current() || (!layering_ && names_pending_.empty());
+    });
+    return names_;
 }
 
 void QueryPool::warm() {
@@ -261,6 +276,7 @@ void QueryPool::stop() {
     }
     ready_.notify_all();
     names_wake_.notify_all();
+    names_published_.notify_all();
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
@@ -308,7 +324,7 @@ void QueryPool::main(storage::Database& db) {
             jobs_.pop_front();
             names = names_;
         }
-        QueryContext ctx{db, std::move(names), search_.get()};
+        QueryContext ctx{db, std::move(names), search_.get(), this};
         try {
             job(ctx);
         } catch (const std::exception& e) {

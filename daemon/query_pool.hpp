@@ -8,6 +8,7 @@
 // growing memory without bound.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -26,11 +27,14 @@
 
 namespace wsindex::daemon {
 
+class QueryPool;
+
 struct QueryContext {
     storage::Database& db;  // this thread's read connection
     // The name index current when the job started (may be null or stale: queries check).
     std::shared_ptr<const storage::NameIndex> names;
     core::RangeExecutor* search = nullptr;  // the name search's workers (shared, serialized)
+    QueryPool* pool = nullptr;              // the pool running the job
 };
 
 // The name index as wsindex.Status shows it.
@@ -77,6 +81,12 @@ class QueryPool {
     void names_changed(std::vector<std::int64_t> dirs, std::int64_t generation);
     // Any thread.
     [[nodiscard]] NameIndexStats name_stats() const;
+    // Query thread. The name index once it holds `generation` or newer, waiting at most
+    // `max_wait` and only while the directories of a live batch are being layered (what a find
+    // right after a live change meets: the layer is milliseconds away, the SQL fallback a scan
+    // of every name). Otherwise, or on timeout, the current one (possibly null or stale).
+    [[nodiscard]] std::shared_ptr<const storage::NameIndex> names_at_least(
+        std::int64_t generation, std::chrono::milliseconds max_wait);
     // Any thread. Each query thread, before its next job or as soon as it is idle, reads every
     // page of the tables a find looks rows up in once (`count(*)`: no row is decoded).
     // Why: each connection maps the database on its own, and the first find on a cold mapping
@@ -118,6 +128,8 @@ class QueryPool {
     std::unique_ptr<storage::Database> names_db_;
     std::thread names_thread_;
     std::condition_variable names_wake_;
+    std::condition_variable names_published_;      // names_ replaced or layering_ ended
+    bool layering_ = false;                        // guarded: a live batch's dirs being read
     bool names_refresh_ = false;                   // guarded
     std::vector<std::int64_t> names_pending_;      // guarded: directories to re-read
     std::int64_t names_reported_generation_ = -1;  // guarded: newest generation known

@@ -192,52 +192,73 @@ core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watc
     return core::UniqueFd();
 }
 
-void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
-    const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
+core::UniqueFd FanotifyMonitor::open_handle(const std::string& fsid, const void* fh_ptr, int flags,
+                                            std::string_view what) {
+    // Opened per lookup (see add_root): a root on the object's file system to resolve through.
     bool watched = false;
     const core::UniqueFd via = open_root_on(fsid, &watched);
     if (!watched) {
         ++stats_.outside_roots;
-        return;
+        return {};
     }
     if (!via.valid()) {
         ++stats_.unresolvable;
         report_fs(fsid, RootEventKind::unresolvable, "no root of the file system can be opened");
-        return;
+        return {};
     }
+    // open_by_handle_at wants a writable struct; copy the record's handle.
     const auto* fh = static_cast<const struct file_handle*>(fh_ptr);
     std::string storage(sizeof(struct file_handle) + fh->handle_bytes, '\0');
     std::memcpy(storage.data(), fh, storage.size());
-    const int fd = ::open_by_handle_at(
-        via.get(), reinterpret_cast<struct file_handle*>(storage.data()), O_PATH | O_CLOEXEC);
-    if (fd < 0) {
+    core::UniqueFd fd(::open_by_handle_at(
+        via.get(), reinterpret_cast<struct file_handle*>(storage.data()), flags | O_CLOEXEC));
+    if (!fd.valid()) {
         if (errno == ESTALE || errno == ENOENT) {
-            ++stats_.stale_handles;  // gone: each of its names' removal was reported
-            return;
+            // Gone: its removal is (or was) reported in its directory.
+            ++stats_.stale_handles;
+            return {};
         }
         ++stats_.unresolvable;
         report_fs(fsid, RootEventKind::unresolvable,
-                  std::string("open_by_handle_at (file): ") + std::strerror(errno) + " type " +
-                      std::to_string(fh->handle_type) + " bytes " +
-                      std::to_string(fh->handle_bytes));
-        return;
+                  "open_by_handle_at (" + std::string(what) + "): " + std::strerror(errno) +
+                      ", handle type " + std::to_string(fh->handle_type) + ", " +
+                      std::to_string(fh->handle_bytes) + " bytes");
     }
-    const core::UniqueFd owned(fd);
+    return fd;
+}
+
+FanotifyMonitor::FdPath FanotifyMonitor::path_of(int fd, std::string* path) const {
     char link[64];
     std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    std::string path(4096, '\0');
-    const ssize_t n = ::readlink(link, path.data(), path.size());
-    if (n < 0 || static_cast<std::size_t>(n) >= path.size()) {
-        ++stats_.unresolvable;
-        report_fs(fsid, RootEventKind::unresolvable, "a changed file's path cannot be resolved");
-        return;
-    }
-    path.resize(static_cast<std::size_t>(n));
+    path->assign(4096, '\0');
+    const ssize_t n = ::readlink(link, path->data(), path->size());
+    if (n < 0 || static_cast<std::size_t>(n) >= path->size()) return FdPath::unreadable;
+    path->resize(static_cast<std::size_t>(n));
+    // Removed after it was opened: the kernel appends " (deleted)".
     constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() > kDeleted.size() &&
-        path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
-        ++stats_.stale_handles;
-        return;
+    if (path->size() > kDeleted.size() &&
+        path->compare(path->size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+        return FdPath::deleted;
+    }
+    return FdPath::ok;
+}
+
+void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
+    const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
+    const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH, "file");
+    if (!fd.valid()) return;
+    std::string path;
+    switch (path_of(fd.get(), &path)) {
+        case FdPath::unreadable:
+            ++stats_.unresolvable;
+            report_fs(fsid, RootEventKind::unresolvable,
+                      "a changed file's path cannot be resolved");
+            return;
+        case FdPath::deleted:
+            ++stats_.stale_handles;
+            return;
+        case FdPath::ok:
+            break;
     }
     const std::size_t slash = path.rfind('/');
     if (slash == std::string::npos || root_under(path) == nullptr) {
@@ -265,66 +286,34 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::s
         }
         return;
     }
-    // Slow path: an unregistered directory. Open a root on its file system to resolve through
-    // (opened per lookup, see add_root).
+    // Slow path: an unregistered directory.
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
-    bool fs_watched = false;
-    const core::UniqueFd via = open_root_on(fsid, &fs_watched);
-    if (!fs_watched) {
-        ++stats_.outside_roots;
-        return;
-    }
-    if (!via.valid()) {
-        ++stats_.unresolvable;
-        report_fs(fsid, RootEventKind::unresolvable, "no root of the file system can be opened");
-        return;
-    }
-    // open_by_handle_at wants a writable struct; copy the record's handle.
-    const auto* fh = static_cast<const struct file_handle*>(fh_ptr);
-    std::string storage(sizeof(struct file_handle) + fh->handle_bytes, '\0');
-    std::memcpy(storage.data(), fh, storage.size());
-    const int fd =
-        ::open_by_handle_at(via.get(), reinterpret_cast<struct file_handle*>(storage.data()),
-                            O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ESTALE || errno == ENOENT) {
-            // The directory is gone; its own removal is (or was) reported in its parent.
+    const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH | O_DIRECTORY, "directory");
+    if (!fd.valid()) return;
+    std::string path;
+    switch (path_of(fd.get(), &path)) {
+        case FdPath::unreadable: {
+            // A path the kernel cannot print (longer than a page, or not reachable from this
+            // mount namespace): find the root it lies under, if any, by walking up with "..".
+            // Outside every root it is dropped; under one, only that root lost a change.
+            const Root* root = root_above(fd.get());
+            if (root == nullptr) {
+                ++stats_.outside_roots;
+                return;
+            }
+            ++stats_.unresolvable;
+            sink_.root_event({RootEventKind::unresolvable, root->path,
+                              "a changed directory's path is too long to resolve"});
+            return;
+        }
+        case FdPath::deleted:
+            ++stats_.slow_path;
             ++stats_.stale_handles;
             return;
-        }
-        ++stats_.unresolvable;
-        report_fs(fsid, RootEventKind::unresolvable,
-                  std::string("open_by_handle_at: ") + std::strerror(errno));
-        return;
+        case FdPath::ok:
+            break;
     }
-    const core::UniqueFd owned(fd);
-    char link[64];
-    std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    std::string path(4096, '\0');
-    const ssize_t n = ::readlink(link, path.data(), path.size());
-    if (n < 0 || static_cast<std::size_t>(n) >= path.size()) {
-        // A path the kernel cannot print (longer than a page, or not reachable from this
-        // mount namespace): find the root it lies under, if any, by walking up with "..".
-        // Outside every root it is dropped; under one, only that root lost a change.
-        const Root* root = root_above(fd);
-        if (root == nullptr) {
-            ++stats_.outside_roots;
-            return;
-        }
-        ++stats_.unresolvable;
-        sink_.root_event({RootEventKind::unresolvable, root->path,
-                          "a changed directory's path is too long to resolve"});
-        return;
-    }
-    path.resize(static_cast<std::size_t>(n));
     ++stats_.slow_path;
-    // A directory removed after it was opened: the kernel appends " (deleted)"; it is gone.
-    constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() > kDeleted.size() &&
-        path.compare(path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
-        ++stats_.stale_handles;
-        return;
-    }
     // Remembered until a directory moves (handle_event), bounded: on a busy file system most
     // events name the same few directories, and resolving costs four system calls.
     if (resolved_.size() >= kMaxResolved) resolved_.clear();

@@ -87,6 +87,15 @@ class FanotifyMonitor {
     // A root on the file system `fsid`, opened to resolve handles through (-1 when none can
     // be opened); `watched`: some root is on that file system at all.
     [[nodiscard]] core::UniqueFd open_root_on(const std::string& fsid, bool* watched) const;
+    // The object of a fanotify record's handle `fh`, opened with `flags` through a root on
+    // `fsid`; invalid when it cannot be (counted, and reported unless it is simply gone or the
+    // file system has no root). `what` names the object in the report.
+    [[nodiscard]] core::UniqueFd open_handle(const std::string& fsid, const void* fh, int flags,
+                                             std::string_view what);
+    enum class FdPath { ok, unreadable, deleted };
+    // The path of the open `fd` (/proc/self/fd): unreadable when the kernel cannot print it
+    // within a page, deleted when the object was removed after it was opened.
+    [[nodiscard]] FdPath path_of(int fd, std::string* path) const;
     void report_all(RootEventKind kind, const std::string& detail);
     void report_fs(const std::string& fsid, RootEventKind kind, const std::string& detail);
     [[nodiscard]] const Root* root_under(const std::string& path) const;

@@ -119,7 +119,6 @@ class QueryPool {
     std::deque<Job> jobs_;                             // guarded
     bool stopping_ = false;                            // guarded
     bool names_enabled_ = true;                        // guarded
-    bool refresh_queued_ = false;                      // guarded: at most one reload waits
     std::uint64_t warm_epoch_ = 0;                     // guarded: bumped by warm()
     std::uint64_t open_epoch_ = 0;                     // guarded: bumped by reopen()
     std::shared_ptr<const storage::NameIndex> names_;  // guarded

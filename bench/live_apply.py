@@ -75,6 +75,7 @@ def main():
     ap.add_argument("-k", "--runs", type=int, default=3)
     ap.add_argument("--settle", type=int, help="daemon A's watch_settle_ms")
     ap.add_argument("--max-delay", type=int, help="daemon A's watch_max_delay_ms")
+    ap.add_argument("--log", help="keep daemon A's log (debug level) in this file")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (fanotify)")
@@ -156,6 +157,9 @@ def main():
                 add(phase, "live_find2", s)
     finally:
         log = live.log_text() if os.path.exists(live.log) else ""
+        if args.log:
+            with open(args.log, "w") as f:
+                f.write(log)
         live.cleanup()
         scan.cleanup()
         shutil.rmtree(work, ignore_errors=True)

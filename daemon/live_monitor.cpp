@@ -352,8 +352,11 @@ void LiveMonitor::main() {
             run_commands();
         }
         const std::uint64_t events_before = b.fan.stats().events + b.ino.stats().events;
+        bool drained = true;
         if (fan_slot >= 0 && rc > 0 && (fds[fan_slot].revents & POLLIN) != 0) {
-            if (auto st = b.fan.process_available(); !st) {
+            const core::Status st = b.fan.process_available();
+            drained = drained && b.fan.drained();
+            if (!st) {
                 spdlog::error("live index: reading fanotify events failed: {}", st.to_string());
                 std::lock_guard lock(mutex_);
                 for (const Root& r : roots_) {
@@ -363,7 +366,9 @@ void LiveMonitor::main() {
             }
         }
         if (ino_slot >= 0 && rc > 0 && (fds[ino_slot].revents & POLLIN) != 0) {
-            if (auto st = b.ino.process_available(); !st) {
+            const core::Status st = b.ino.process_available();
+            drained = drained && b.ino.drained();
+            if (!st) {
                 spdlog::error("live index: reading inotify events failed: {}", st.to_string());
             }
             std::lock_guard lock(mutex_);
@@ -372,7 +377,9 @@ void LiveMonitor::main() {
             }
         }
         const Clock::time_point now = Clock::now();
-        if (b.fan.stats().events + b.ino.stats().events != events_before) {
+        // Paced only when the queues were read empty: under a flood the reader keeps reading,
+        // or the kernel's queue (16384 events by default) would overflow.
+        if (drained && b.fan.stats().events + b.ino.stats().events != events_before) {
             b.paced_until = now + read_pace(options_.settle);
         }
         if (now >= b.next_check) {

@@ -94,10 +94,18 @@ core::Status FanotifyMonitor::register_path(const std::string& path, DirKey key)
 core::Status FanotifyMonitor::process_available() {
     // Large enough for hundreds of events per read.
     alignas(8) static thread_local char buf[64 * 1024];
+    drained_ = false;
+    struct CloseRoots {
+        std::unordered_map<std::string, core::UniqueFd>& open;
+        ~CloseRoots() { open.clear(); }
+    } close_roots{roots_open_};
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fan_.get(), buf, sizeof buf);
         if (n < 0) {
-            if (errno == EAGAIN) return {};
+            if (errno == EAGAIN) {
+                drained_ = true;
+                return {};
+            }
             if (errno == EINTR) continue;
             return core::Status::from_errno(errno, "read fanotify");
         }
@@ -194,13 +202,19 @@ core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watc
 
 core::UniqueFd FanotifyMonitor::open_handle(const std::string& fsid, const void* fh_ptr, int flags,
                                             std::string_view what) {
-    // Opened per lookup (see add_root): a root on the object's file system to resolve through.
-    bool watched = false;
-    const core::UniqueFd via = open_root_on(fsid, &watched);
-    if (!watched) {
-        ++stats_.outside_roots;
-        return {};
+    // A root on the object's file system to resolve through, opened once per
+    // process_available() call (roots_open_).
+    auto cached = roots_open_.find(fsid);
+    if (cached == roots_open_.end()) {
+        bool watched = false;
+        core::UniqueFd opened = open_root_on(fsid, &watched);
+        if (!watched) {
+            ++stats_.outside_roots;
+            return {};
+        }
+        cached = roots_open_.emplace(fsid, std::move(opened)).first;
     }
+    const core::UniqueFd& via = cached->second;
     if (!via.valid()) {
         ++stats_.unresolvable;
         report_fs(fsid, RootEventKind::unresolvable, "no root of the file system can be opened");

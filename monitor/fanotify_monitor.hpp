@@ -57,6 +57,9 @@ class FanotifyMonitor {
     // Reads what is queued (at most a bounded amount) and reports it to the sink. An error here
     // is the monitor's failure: the caller should rescan every root and stop using it.
     [[nodiscard]] core::Status process_available();
+    // The last process_available() read the queue empty (else it stopped at its bound and more
+    // is waiting).
+    [[nodiscard]] bool drained() const { return drained_; }
 
     // Checks every root still is the directory that was marked (same device and inode); reports
     // mark_lost for one that is not (unmounted, or replaced). fanotify has no event for that, so
@@ -113,6 +116,12 @@ class FanotifyMonitor {
     static constexpr std::size_t kMaxResolved = 65536;
     std::unordered_map<HandleKey, std::string> resolved_;
     Stats stats_;
+    bool drained_ = true;
+    // Roots opened to resolve handles through, by fsid, for one process_available() call: an
+    // unlink storm brings an inode event per file, and opening the root for each cost more
+    // than the rest of the event. Not kept longer: an open directory delays its own
+    // FAN_DELETE_SELF until it is closed.
+    std::unordered_map<std::string, core::UniqueFd> roots_open_;
 };
 
 }  // namespace wsindex::monitor

@@ -106,11 +106,13 @@ void InotifyMonitor::forget_tree(const std::string& dir) {
 
 core::Status InotifyMonitor::process_available() {
     alignas(struct inotify_event) static thread_local char buf[64 * 1024];
+    drained_ = false;
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN) return core::Status::from_errno(errno, "read inotify");
+            drained_ = true;
             break;
         }
         for (ssize_t off = 0; off < n;) {

@@ -43,6 +43,8 @@ class InotifyMonitor {
     [[nodiscard]] int fd() const { return fd_.get(); }
     // Reads what is queued (a bounded amount) and reports it; an error is the monitor's failure.
     [[nodiscard]] core::Status process_available();
+    // The last process_available() read the queue empty (else more is waiting).
+    [[nodiscard]] bool drained() const { return drained_; }
 
     [[nodiscard]] std::size_t watch_count() const { return watches_.size(); }
     [[nodiscard]] std::size_t max_watches() const { return max_watches_; }
@@ -76,6 +78,7 @@ class InotifyMonitor {
     // IN_MOVED_TO arrives; left over at the end of a batch, they moved out of the roots.
     std::unordered_map<std::uint32_t, std::string> moved_from_;
     Stats stats_;
+    bool drained_ = true;
 };
 
 }  // namespace wsindex::monitor

@@ -75,7 +75,8 @@ class FleetTest : public ::testing::Test {
     }
 
     // A daemon publishing as `name`, indexing a tree of its own.
-    Host& add_host(const std::string& name) {
+    // `fleet_lines` replaces the [fleet] section's url line (other credentials, a password file).
+    Host& add_host(const std::string& name, const std::string& fleet_lines = "") {
         Host h;
         h.name = name;
         const std::string dir = scratch_ / ("host-" + name);
@@ -83,7 +84,9 @@ class FleetTest : public ::testing::Test {
         h.tree = dir + "/tree";
         make_dir(h.tree);
         const std::string config = dir + "/wsindexd.conf";
-        write_file(config, "[fleet]\nurl = \"" + server_->url() + "\"\nhost = \"" + name + "\"\n");
+        const std::string url_line =
+            fleet_lines.empty() ? "url = \"" + server_->url() + "\"\n" : fleet_lines;
+        write_file(config, "[fleet]\n" + url_line + "host = \"" + name + "\"\n");
         DaemonOptions options;
         options.dir = dir;
         options.extra_args = {"--config", config};
@@ -123,6 +126,29 @@ class FleetTest : public ::testing::Test {
                << want.out << "\nfleet (exit " << got.code << "):\n"
                << got.out << got.err << "\ndaemon log:\n"
                << h.daemon->log();
+    }
+
+    // The host's fleet.last_error in `wsctl status --json`, polled until it is not empty.
+    std::string await_fleet_error(Host& h) {
+        const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+        for (;;) {
+            const Exit st = local(h, {"status", "--json"});
+            EXPECT_EQ(st.code, 0) << st.err;
+            const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+            if (!doc.is_object() || !doc.contains("fleet")) return "(no fleet in status)";
+            const std::string error = doc["fleet"].value("last_error", "");
+            if (!error.empty() || std::chrono::steady_clock::now() > deadline) return error;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling a condition
+        }
+    }
+
+    // The generation the fleet database holds for `host` ("" when it has no row).
+    std::string published_generation(const std::string& host) {
+        PgConnection conn;
+        EXPECT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+        PgResult r{nullptr, &PQclear};
+        EXPECT_TRUE(conn.query("SELECT generation FROM hosts WHERE host = $1", {host.c_str()}, &r));
+        return first_value(r);
     }
 
     static PostgresServer* server_;
@@ -308,6 +334,128 @@ TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
     EXPECT_NE(hosts.err.find("schema version 99, newer"), std::string::npos) << hosts.err;
     EXPECT_EQ(init.code, 1);
     EXPECT_NE(init.err.find("schema version 99, newer"), std::string::npos) << init.err;
+}
+
+// A role the server does not know: the host indexes and answers as ever, status and the log
+// say why the fleet lags (and never show the password), and once the role exists the retries
+// (1 s, 2 s, 4 s, ...) publish.
+TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    std::string url = server_->url();
+    const std::size_t user = url.find("user=wsfleet");
+    ASSERT_NE(user, std::string::npos) << url;
+    url.replace(user, std::string("user=wsfleet").size(), "user=fleet_latecomer");
+    const std::string secret = "pw-never-shown-7b1e";
+    const std::string pw_file = scratch_ / "fleet.pw";
+    write_file(pw_file, secret + "\n");
+    Host& h = add_host("zeta", "url = \"" + url + "\"\npassword_file = \"" + pw_file + "\"\n");
+    write_file(h.tree + "/kept.txt", "1");
+    start_and_scan(h);
+
+    const std::string error = await_fleet_error(h);
+    EXPECT_NE(error.find("role \"fleet_latecomer\" does not exist"), std::string::npos) << error;
+    EXPECT_NE(h.daemon->log().find("role \"fleet_latecomer\" does not exist"), std::string::npos)
+        << h.daemon->log();
+    const Exit found = local(h, {"find", "-0", "kept"});
+    EXPECT_EQ(found.code, 0) << found.err;
+    EXPECT_EQ(found.out, h.tree + "/kept.txt" + std::string(1, '\0'));
+    const Exit status = local(h, {"status"});
+    EXPECT_NE(status.out.find("fleet_latecomer"), std::string::npos) << status.out;
+    EXPECT_EQ(status.out.find(secret), std::string::npos) << status.out;
+    EXPECT_EQ(h.daemon->log().find(secret), std::string::npos) << h.daemon->log();
+    EXPECT_EQ(published_generation("zeta"), "");
+
+    PgConnection admin;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
+    ASSERT_TRUE(admin.exec("CREATE ROLE fleet_latecomer LOGIN SUPERUSER"));
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "zeta"});
+    const Exit after = local(h, {"status", "--json"});
+    const auto doc = nlohmann::json::parse(after.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object() && doc.contains("fleet")) << after.out;
+    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << after.out;
+}
+
+// A publish killed halfway (its backend terminated after the COPY, with the host's entries
+// already swapped inside the transaction) leaves the previous generation whole for readers,
+// and the retry publishes the new one. The test holds a lock on `dirs` so that the publish
+// waits at the dirs swap, and holds the host's advisory lock so that the retry waits until
+// the previous generation has been checked.
+TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
+    if (!PostgresServer::available()) {
+        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
+    }
+    ASSERT_EQ(fleet({"init"}).code, 0);
+    Host& h = add_host("eta");
+    for (int i = 0; i < 200; ++i) write_file(h.tree + "/old" + std::to_string(i), "x");
+    start_and_scan(h);
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
+    const Exit old_find = fleet({"find", "-0", "--host", "eta"});
+    const Exit old_du = fleet({"du", "-b", "--host", "eta"});
+    ASSERT_EQ(old_find.code, 0);
+    ASSERT_EQ(old_du.code, 0);
+    const std::string old_generation = published_generation("eta");
+    ASSERT_NE(old_generation, "");
+
+    PgConnection holder;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &holder));
+    ASSERT_TRUE(holder.exec("BEGIN; LOCK TABLE dirs IN ACCESS SHARE MODE"));
+    for (int i = 0; i < 200; ++i) write_file(h.tree + "/new" + std::to_string(i), "y");
+    ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
+
+    // The publisher's backend, waiting for `dirs` (so past both COPYs and the entries swap).
+    PgConnection admin;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
+    const std::string waiting_on_dirs =
+        "SELECT pid FROM pg_locks WHERE NOT granted AND relation = 'dirs'::regclass";
+    std::string pid;
+    const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+    while (pid.empty() && std::chrono::steady_clock::now() < deadline) {
+        PgResult r{nullptr, &PQclear};
+        ASSERT_TRUE(admin.query(waiting_on_dirs, {}, &r));
+        pid = first_value(r);
+        if (pid.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE(pid, "") << h.daemon->log();
+
+    // Queue for the host's advisory lock behind the publish (then ahead of its retry).
+    std::atomic<bool> locked{false};
+    std::string locker_error;
+    PgConnection locker;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &locker));
+    std::thread lock_thread([&] {
+        if (auto st = locker.exec("SELECT pg_advisory_lock(hashtext('wsindex host eta'))"); !st) {
+            locker_error = st.message();
+        }
+        locked = true;
+    });
+    std::string queued;
+    while (queued != "1" && std::chrono::steady_clock::now() < deadline) {
+        PgResult r{nullptr, &PQclear};
+        ASSERT_TRUE(admin.query(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", {}, &r));
+        queued = first_value(r);
+        if (queued != "1") std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(admin.exec("SELECT pg_terminate_backend(" + pid + ")"));
+    lock_thread.join();
+    ASSERT_TRUE(locked.load());
+    ASSERT_EQ(locker_error, "");
+
+    EXPECT_EQ(published_generation("eta"), old_generation);
+    const Exit mid_find = fleet({"find", "-0", "--host", "eta"});
+    const Exit mid_du = fleet({"du", "-b", "--host", "eta"});
+    EXPECT_EQ(mid_find.out, old_find.out);
+    EXPECT_EQ(mid_du.out, old_du.out);
+    EXPECT_NE(await_fleet_error(h), "");
+
+    ASSERT_TRUE(holder.exec("COMMIT"));
+    ASSERT_TRUE(locker.exec("SELECT pg_advisory_unlock(hashtext('wsindex host eta'))"));
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
+    expect_converges(h, {"du", "-b"}, {"du", "-b", "--host", "eta"});
+    EXPECT_NE(published_generation("eta"), old_generation);
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
@@ -213,9 +212,7 @@ TEST_F(Dupes, GroupsEqualThoseFoundByReadingEveryFileAndASecondRunReadsNothing) 
 class DupesWithoutLiveIndex : public Dupes {
   protected:
     void SetUp() override {
-        const std::string config = scratch_ / "wsindexd.conf";
-        std::ofstream(config) << "watch = false\n";
-        extra_args_ = {"--config", config};
+        extra_args_ = {"--no-watch"};
         start_daemon();
     }
 };

@@ -57,10 +57,9 @@ namespace {
 
 // After a read that found events, the monitor lets the next ones queue in the kernel for this
 // long before it reads again. A reader blocked in poll is woken by every event the kernel
-// queues, and on this VM that wake-up, charged to the writer, was most of what watching cost
-// it: perf of a watched 100k-file tar showed 22% of tar's time in __wake_up under
-// fsnotify_insert_event. While nobody waits, queueing an event wakes nobody, and events of one
-// file merge in the queue. A tenth of the settle time, at most 20 ms, keeps the queue far from
+// queues, and that wake-up is charged to the writer (docs/live-index.md has the profile).
+// While nobody waits, queueing an event wakes nobody, and events of one file merge in the
+// queue. A tenth of the settle time, at most 20 ms, keeps the queue far from
 // its limit (16384 events: 20 ms of 100k files/s at a few events each) and adds little to
 // the latency the settle time already allows.
 std::chrono::milliseconds read_pace(std::chrono::milliseconds settle) {

@@ -354,7 +354,7 @@ void Daemon::start_live() {
         return fallback;
     };
     lo.on_changes = [this](LiveChanges changes) {
-        scans_->submit_live(std::move(changes.dirs), changes.oldest);
+        scans_->submit_live(std::move(changes.dirs), std::move(changes.inodes), changes.oldest);
     };
     lo.on_root_event = [this](const monitor::RootEvent& e) { on_root_event(e); };
     if (auto st = LiveMonitor::start(std::move(lo), &live_); !st) {

@@ -293,6 +293,10 @@ void LiveMonitor::deliver(Clock::time_point now) {
         std::lock_guard lock(mutex_);
         std::vector<std::uint64_t> per_root(roots_.size(), 0);
         for (monitor::DirChange& c : due) {
+            if (c.inode) {
+                changes.inodes.push_back(*c.inode);
+                continue;
+            }
             if (c.path.empty()) continue;  // registered keys are not used by the daemon
             const std::size_t root = root_of(c.path);
             if (root == std::string::npos) continue;
@@ -319,7 +323,9 @@ void LiveMonitor::deliver(Clock::time_point now) {
         }
     }
     // The lag the scan thread reports runs from the first change of the oldest directory.
-    if (!changes.dirs.empty() && options_.on_changes) options_.on_changes(std::move(changes));
+    if ((!changes.dirs.empty() || !changes.inodes.empty()) && options_.on_changes) {
+        options_.on_changes(std::move(changes));
+    }
 }
 
 void LiveMonitor::main() {

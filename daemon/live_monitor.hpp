@@ -35,6 +35,9 @@ namespace wsindex::daemon {
 // Directories whose listing changed, settled, for the scan thread.
 struct LiveChanges {
     std::vector<ChangedDir> dirs;
+    // Hard-linked files changed through a name outside every root (monitor::DirChange::inode):
+    // their indexed names are to be re-stat'ed.
+    std::vector<monitor::InodeId> inodes;
     std::chrono::steady_clock::time_point oldest;  // the first change among them
 };
 

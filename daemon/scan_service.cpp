@@ -325,7 +325,7 @@ void ScanService::main() {
         }
         queue_due_roots(lock);
         if (stopping_) break;
-        if (!live_dirs_.empty()) {
+        if (!live_dirs_.empty() || !live_inodes_.empty()) {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
             std::vector<ChangedDir> dirs;
             dirs.reserve(live_dirs_.size());
@@ -335,10 +335,12 @@ void ScanService::main() {
                                           {dirty.rewalk.begin(), dirty.rewalk.end()}});
             }
             live_dirs_.clear();
+            std::vector<monitor::InodeId> inodes(live_inodes_.begin(), live_inodes_.end());
+            live_inodes_.clear();
             const Clock::time_point oldest = live_oldest_;
             live_stats_.pending_dirs = 0;
             lock.unlock();
-            run_live(std::move(dirs), oldest);
+            run_live(std::move(dirs), std::move(inodes), oldest);
             lock.lock();
             // Settle (checkpoint; the name index reloads) once changes pause, at most every
             // kLiveSettleEvery: a reload reads every name, and a trickle of changes would

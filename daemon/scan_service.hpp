@@ -42,6 +42,7 @@
 #include "daemon/forget_root.hpp"
 #include "daemon/scan_job.hpp"
 #include "ipc/result.hpp"
+#include "monitor/change_sink.hpp"
 #include "storage/index_damage.hpp"
 #include "storage/scan_ingest.hpp"
 
@@ -160,7 +161,8 @@ class ScanService {
     // Any thread. Directories the live index found changed: the scan thread re-lists them
     // (one level), walks what is new below them and applies it in one transaction, between
     // scans (changes that arrive during a scan are applied after its swap).
-    void submit_live(std::vector<ChangedDir> dirs, std::chrono::steady_clock::time_point oldest);
+    void submit_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
+                     std::chrono::steady_clock::time_point oldest);
     [[nodiscard]] LiveApplyStats live_stats() const;
     // Any thread. The last rebuild of a damaged index by this process, if any.
     [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
@@ -197,7 +199,12 @@ class ScanService {
     void reschedule_locked(const std::string& root, bool completed);
     void notify(const ScanJob& job) const;
     // The live index (scan_service_live.cpp). Scan thread, no lock held.
-    void run_live(std::vector<ChangedDir> dirs, Clock::time_point oldest);
+    void run_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
+                  Clock::time_point oldest);
+    // The indexed names of `inodes` as named changes of their directories, merged into
+    // `changed` (scan thread).
+    void add_linked_names(const std::vector<monitor::InodeId>& inodes,
+                          std::vector<ChangedDir>* changed);
     // Adds a changed directory to live_dirs_ (names merged; none or too many: whole).
     void merge_changed_locked(ChangedDir dir);
     // More changed names than this in one directory: it is re-listed whole.
@@ -249,8 +256,9 @@ class ScanService {
         std::set<std::string> rewalk;  // ChangedDir::rewalk
     };
     std::map<std::string, LiveDirty> live_dirs_;
-    Clock::time_point live_oldest_{};                  // guarded: the first change among them
-    LiveApplyStats live_stats_;                        // guarded
+    std::set<monitor::InodeId> live_inodes_;  // guarded: LiveChanges::inodes not applied yet
+    Clock::time_point live_oldest_{};         // guarded: the first change among them
+    LiveApplyStats live_stats_;               // guarded
     std::optional<Clock::time_point> live_settle_at_;  // guarded: settle once quiet, then
     Clock::time_point last_settle_{};                  // scan thread
     std::thread thread_;

@@ -12,6 +12,7 @@
 #include "core/walker.hpp"
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "storage/linked_names.hpp"
 #include "storage/live_update.hpp"
 #include "storage/path_range.hpp"
 
@@ -45,14 +46,15 @@ bool gone_since(const core::Status& st) {
 
 }  // namespace
 
-void ScanService::submit_live(std::vector<ChangedDir> dirs,
+void ScanService::submit_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
                               std::chrono::steady_clock::time_point oldest) {
     {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
-        if (live_dirs_.empty()) live_oldest_ = oldest;
+        if (live_dirs_.empty() && live_inodes_.empty()) live_oldest_ = oldest;
         live_oldest_ = std::min(live_oldest_, oldest);
         for (ChangedDir& d : dirs) merge_changed_locked(std::move(d));
+        live_inodes_.insert(inodes.begin(), inodes.end());
         live_stats_.pending_dirs = live_dirs_.size();
     }
     wake_.notify_all();
@@ -82,8 +84,40 @@ LiveApplyStats ScanService::live_stats() const {
     return live_stats_;
 }
 
-void ScanService::run_live(std::vector<ChangedDir> changed, Clock::time_point oldest) {
+void ScanService::add_linked_names(const std::vector<monitor::InodeId>& inodes,
+                                   std::vector<ChangedDir>* changed) {
+    storage::Database& db = writer_->writer().database();
+    std::vector<storage::LinkedName> names;
+    for (const monitor::InodeId& inode : inodes) {
+        if (auto st = storage::linked_names(db, inode.dev, inode.ino, &names); !st) {
+            // Not fatal: those names stay as they are until their next change or rescan.
+            spdlog::warn(
+                "live index: the names of a hard-linked file changed outside the roots "
+                "could not be read: {}",
+                st.to_string());
+        }
+    }
+    std::map<std::string, std::size_t> at;  // directory -> its entry in `changed`
+    for (std::size_t i = 0; i < changed->size(); ++i) at.emplace((*changed)[i].path, i);
+    for (storage::LinkedName& n : names) {
+        auto [it, inserted] = at.try_emplace(n.dir, changed->size());
+        if (inserted) {
+            changed->push_back(ChangedDir{std::move(n.dir), {std::move(n.name)}, {}});
+            continue;
+        }
+        ChangedDir& c = (*changed)[it->second];
+        if (c.names.empty()) continue;  // re-listed whole anyway
+        if (std::find(c.names.begin(), c.names.end(), n.name) == c.names.end()) {
+            c.names.insert(std::lower_bound(c.names.begin(), c.names.end(), n.name), n.name);
+        }
+    }
+}
+
+void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor::InodeId> inodes,
+                           Clock::time_point oldest) {
     const Clock::time_point started = Clock::now();
+    if (!inodes.empty()) add_linked_names(inodes, &changed);
+    if (changed.empty()) return;
     core::WalkOptions walk;
     bool one_file_system = false;
     std::vector<std::pair<std::string, bool>> roots;  // configured roots: one_file_system

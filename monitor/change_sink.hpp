@@ -15,9 +15,21 @@ namespace wsindex::monitor {
 // The client's identity of an indexed directory (a row id, for the daemon).
 using DirKey = std::uint64_t;
 
+// A file by device and inode number (as lstat reports them).
+struct InodeId {
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
+    friend bool operator==(const InodeId&, const InodeId&) = default;
+    friend auto operator<=>(const InodeId&, const InodeId&) = default;
+};
+
 // One directory whose listing may have changed: re-list it (one level) and re-stat its entries.
 // `key` is set when the directory was registered; `path` is set when the backend knows it
 // (always for inotify; for fanotify only on the slow path that resolves unknown handles).
+//
+// Or, with neither key nor path, a hard-linked file that changed through a name outside every
+// root (`inode`): its names inside a root were not named by the event, and only the index knows
+// them (the daemon re-stats the names it holds for that inode).
 struct DirChange {
     std::optional<DirKey> key;
     std::string path;
@@ -28,10 +40,13 @@ struct DirChange {
     // From the coalescer: the names of every event it merged, sorted; empty when at least one
     // named nothing or there were too many to be worth stat'ing one by one: re-list it whole.
     std::vector<std::string> names;
+    // Set instead of `key` and `path` for a hard-linked file (see above).
+    std::optional<InodeId> inode;
 
     // Two changes name the same directory when their keys match, or (both without key) their
-    // paths do.
+    // paths do; two inode changes, when their inodes do.
     [[nodiscard]] std::string identity() const {
+        if (inode) return "i" + std::to_string(inode->dev) + ":" + std::to_string(inode->ino);
         return key ? "k" + std::to_string(*key) : "p" + path;
     }
 };

@@ -97,8 +97,12 @@ core::Status FanotifyMonitor::process_available() {
     drained_ = false;
     struct CloseRoots {
         std::unordered_map<std::string, core::UniqueFd>& open;
-        ~CloseRoots() { open.clear(); }
-    } close_roots{roots_open_};
+        std::unordered_set<HandleKey>& seen;
+        ~CloseRoots() {
+            open.clear();
+            seen.clear();
+        }
+    } close_roots{roots_open_, outside_seen_};
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fan_.get(), buf, sizeof buf);
         if (n < 0) {
@@ -142,6 +146,7 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
         resolved_.clear();
     }
     bool named_directory = false;  // a DFID or DFID_NAME record came with the event
+    bool named_inside = false;     // ... and one of them named a directory under a root
     std::optional<HandleKey> object_key;
     const void* object_fh = nullptr;
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
@@ -175,17 +180,23 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
                              r.path, deleted ? "root deleted" : "root moved"});
                     }
                 } else {
-                    dirty_dir(key, fh, {});  // e.g. an attribute change of the directory itself
+                    // e.g. an attribute change of the directory itself
+                    named_inside |= dirty_dir(key, fh, {});
                 }
             } else {
-                dirty_dir(key, fh, name);  // the parent directory of `name`
+                named_inside |= dirty_dir(key, fh, name);  // the parent directory of `name`
             }
         }
         // FAN_EVENT_INFO_TYPE_FID names the child itself: with a directory record, the named
         // change of its parent covers it.
         p += hdr->len;
     }
-    if (!named_directory && object_key) changed_object(*object_key, object_fh);
+    if (!object_key) return;
+    if (!named_directory) {
+        changed_object(*object_key, object_fh);
+    } else if (!named_inside) {
+        changed_outside(*object_key, object_fh);
+    }
 }
 
 core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watched) const {
@@ -276,7 +287,9 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     }
     const std::size_t slash = path.rfind('/');
     if (slash == std::string::npos || root_under(path) == nullptr) {
+        // The kernel printed a name outside every root; another name may be inside one.
         ++stats_.outside_roots;
+        report_if_linked(fd.get());
         return;
     }
     ++stats_.slow_path;
@@ -287,23 +300,24 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::move(name), {}});
 }
 
-void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::string_view name) {
+bool FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::string_view name) {
     if (auto it = handles_.find(key); it != handles_.end()) {
         sink_.dir_changed(DirChange{it->second, {}, std::string(name), {}});
-        return;
+        return true;
     }
     if (auto it = resolved_.find(key); it != resolved_.end()) {
         if (it->second.empty()) {
             ++stats_.outside_roots;
-        } else {
-            sink_.dir_changed(DirChange{std::nullopt, it->second, std::string(name), {}});
+            return false;
         }
-        return;
+        sink_.dir_changed(DirChange{std::nullopt, it->second, std::string(name), {}});
+        return true;
     }
-    // Slow path: an unregistered directory.
+    // Slow path: an unregistered directory. Unless it is known to be outside every root, an
+    // event counts as inside: a directory gone or unresolvable is reported by other means.
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
     const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH | O_DIRECTORY, "directory");
-    if (!fd.valid()) return;
+    if (!fd.valid()) return roots_open_.contains(fsid);
     std::string path;
     switch (path_of(fd.get(), &path)) {
         case FdPath::unreadable: {
@@ -313,17 +327,17 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::s
             const Root* root = root_above(fd.get());
             if (root == nullptr) {
                 ++stats_.outside_roots;
-                return;
+                return false;
             }
             ++stats_.unresolvable;
             sink_.root_event({RootEventKind::unresolvable, root->path,
                               "a changed directory's path is too long to resolve"});
-            return;
+            return true;
         }
         case FdPath::deleted:
             ++stats_.slow_path;
             ++stats_.stale_handles;
-            return;
+            return true;
         case FdPath::ok:
             break;
     }
@@ -334,10 +348,28 @@ void FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::s
     if (root_under(path) == nullptr) {
         ++stats_.outside_roots;
         resolved_.emplace(key, std::string());
-        return;
+        return false;
     }
     resolved_.emplace(key, path);
     sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::string(name), {}});
+    return true;
+}
+
+void FanotifyMonitor::changed_outside(const HandleKey& key, const void* fh_ptr) {
+    if (!outside_seen_.insert(key).second) return;
+    const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
+    const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH, "file");
+    if (fd.valid()) report_if_linked(fd.get());
+}
+
+void FanotifyMonitor::report_if_linked(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2) return;
+    ++stats_.linked_outside;
+    DirChange change;
+    change.inode =
+        InodeId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    sink_.dir_changed(change);
 }
 
 const FanotifyMonitor::Root* FanotifyMonitor::root_above(int dirfd) const {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/status.hpp"
@@ -29,12 +30,13 @@ namespace wsindex::monitor {
 class FanotifyMonitor {
   public:
     struct Stats {
-        std::uint64_t events = 0;         // event records read
-        std::uint64_t overflows = 0;      // FAN_Q_OVERFLOW seen
-        std::uint64_t slow_path = 0;      // unknown handles resolved to a path
-        std::uint64_t outside_roots = 0;  // dropped: the directory is under no root
-        std::uint64_t stale_handles = 0;  // dropped: the directory no longer exists
-        std::uint64_t unresolvable = 0;   // reported: the directory could not be identified
+        std::uint64_t events = 0;          // event records read
+        std::uint64_t overflows = 0;       // FAN_Q_OVERFLOW seen
+        std::uint64_t slow_path = 0;       // unknown handles resolved to a path
+        std::uint64_t outside_roots = 0;   // dropped: the directory is under no root
+        std::uint64_t stale_handles = 0;   // dropped: the directory no longer exists
+        std::uint64_t unresolvable = 0;    // reported: the directory could not be identified
+        std::uint64_t linked_outside = 0;  // hard-linked files changed through a name outside
     };
 
     explicit FanotifyMonitor(ChangeSink& sink) : sink_(sink) {}
@@ -82,11 +84,19 @@ class FanotifyMonitor {
     // `records` to `end`: the event's info records, in the read buffer.
     void handle_event(const struct fanotify_event_metadata& meta, const char* records,
                       const char* end);
-    void dirty_dir(const HandleKey& key, const void* fh, std::string_view name);
+    // Reports the change of `name` in the directory of handle `fh`; false when that directory
+    // lies outside every root (the change is dropped).
+    bool dirty_dir(const HandleKey& key, const void* fh, std::string_view name);
     // An event that named only the object itself (no directory and name): a link count change
     // (link or unlink of another name) changes a file's ctime and nlink without an event in its
     // directory. Resolved to a path, it becomes a named change of that path's directory.
     void changed_object(const HandleKey& key, const void* fh);
+    // A file changed through a name outside every root (its event named only that name): if it
+    // has other names, some may be indexed, and their metadata changed too. Reported as an
+    // inode change (DirChange::inode) for the daemon to find those names in its index. Each
+    // object is looked at once per process_available() call.
+    void changed_outside(const HandleKey& key, const void* fh);
+    void report_if_linked(int fd);
     // A root on the file system `fsid`, opened to resolve handles through (-1 when none can
     // be opened); `watched`: some root is on that file system at all.
     [[nodiscard]] core::UniqueFd open_root_on(const std::string& fsid, bool* watched) const;
@@ -122,6 +132,8 @@ class FanotifyMonitor {
     // than the rest of the event. Not kept longer: an open directory delays its own
     // FAN_DELETE_SELF until it is closed.
     std::unordered_map<std::string, core::UniqueFd> roots_open_;
+    // Objects changed_outside() looked at in this process_available() call.
+    std::unordered_set<HandleKey> outside_seen_;
 };
 
 }  // namespace wsindex::monitor

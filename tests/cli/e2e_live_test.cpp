@@ -57,6 +57,15 @@ class LiveIndex : public EndToEnd {
         }
         return UINT64_MAX;
     }
+    // The link count the index holds for a file (sqlite3 on the database the daemon writes;
+    // `path` has no quote).
+    std::uint64_t indexed_nlink(const std::string& path) {
+        const Exit r = run({"/usr/bin/sqlite3", daemon_->db(),
+                            "SELECT nlink FROM files WHERE path = '" + path + "'"},
+                           scratch_.path());
+        EXPECT_EQ(r.code, 0) << r.err;
+        return r.out.empty() ? UINT64_MAX : std::stoull(r.out);
+    }
     std::uint64_t indexed_total() {
         const auto doc = json_of({"du", root_});
         return doc["entries"][0].value("size", std::uint64_t{0});
@@ -105,6 +114,31 @@ TEST_F(LiveIndex, CreatesDeletesRenamesAndWritesShowWithoutAScan) {
         << log();
     const auto status = json_of({"status"});
     EXPECT_GT(status["live"].value("rows_changed", std::uint64_t{0}), 0u) << status.dump();
+}
+
+// A file with a second name outside the root, written and linked again through names outside
+// it: no event names a directory under the root, yet the indexed name follows.
+TEST_F(LiveIndex, AFileChangedThroughAHardLinkOutsideTheRootIsFollowed) {
+    start_with("");
+    ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == "fanotify"; }))
+        << root_status().dump() << "\n"
+        << log();
+    const std::string inside = root_ + "/b/g";
+    const std::string outside = scratch_ / "outside";
+    ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);
+    ASSERT_EQ(::link(inside.c_str(), (outside + "/g1").c_str()), 0);
+    scan(root_);
+    ASSERT_EQ(indexed_nlink(inside), 2u);
+
+    write(outside + "/g1", 4321);
+    EXPECT_TRUE(eventually([&] { return indexed_size(inside) == 4321; })) << log();
+    ASSERT_EQ(::link((outside + "/g1").c_str(), (outside + "/g2").c_str()), 0);
+    EXPECT_TRUE(eventually([&] { return indexed_nlink(inside) == 3; })) << log();
+    ASSERT_EQ(::unlink((outside + "/g2").c_str()), 0);
+    EXPECT_TRUE(eventually([&] { return indexed_nlink(inside) == 2; })) << log();
+    EXPECT_TRUE(eventually([&] { return indexed_total() == du_sb(root_, scratch_.path()); }))
+        << indexed_total() << " vs " << du_sb(root_, scratch_.path()) << "\n"
+        << log();
 }
 
 TEST_F(LiveIndex, InotifyFallbackFollowsTheTreeToo) {

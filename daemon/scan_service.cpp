@@ -325,7 +325,8 @@ void ScanService::main() {
         }
         queue_due_roots(lock);
         if (stopping_) break;
-        if (!live_dirs_.empty() || !live_inodes_.empty()) {
+        const bool unlinked_due = !unlinked_inodes_.empty() && Clock::now() >= unlinked_pass_at_;
+        if (!live_dirs_.empty() || !live_inodes_.empty() || unlinked_due) {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
             std::vector<ChangedDir> dirs;
             dirs.reserve(live_dirs_.size());
@@ -362,6 +363,9 @@ void ScanService::main() {
             // the live index's settle time.
             std::optional<Clock::time_point> next = next_due_locked();
             if (live_settle_at_ && (!next || *live_settle_at_ < *next)) next = live_settle_at_;
+            if (!unlinked_inodes_.empty() && (!next || unlinked_pass_at_ < *next)) {
+                next = unlinked_pass_at_;
+            }
             if (next) {
                 wake_.wait_until(lock, *next);
             } else {

@@ -202,7 +202,8 @@ class ScanService {
     void run_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
                   Clock::time_point oldest);
     // The indexed names of `inodes` as named changes of their directories, merged into
-    // `changed` (scan thread).
+    // `changed` (scan thread). Inodes the index holds with one name (not in `links`) wait in
+    // unlinked_inodes_ for a pass over `entries`, done at most every so often (their cost).
     void add_linked_names(const std::vector<monitor::InodeId>& inodes,
                           std::vector<ChangedDir>* changed);
     // Adds a changed directory to live_dirs_ (names merged; none or too many: whole).
@@ -257,8 +258,14 @@ class ScanService {
     };
     std::map<std::string, LiveDirty> live_dirs_;
     std::set<monitor::InodeId> live_inodes_;  // guarded: LiveChanges::inodes not applied yet
-    Clock::time_point live_oldest_{};         // guarded: the first change among them
-    LiveApplyStats live_stats_;               // guarded
+    // guarded: inodes whose names only a pass over `entries` finds (add_linked_names), and
+    // when the next pass may run: a pass costs ~0.1-0.3 s per million entries, and passes
+    // take at most a twentieth of the time.
+    std::set<monitor::InodeId> unlinked_inodes_;
+    Clock::time_point unlinked_pass_at_{};
+    static constexpr std::size_t kMaxUnlinkedInodes = 4096;
+    Clock::time_point live_oldest_{};                  // guarded: the first change among them
+    LiveApplyStats live_stats_;                        // guarded
     std::optional<Clock::time_point> live_settle_at_;  // guarded: settle once quiet, then
     Clock::time_point last_settle_{};                  // scan thread
     std::thread thread_;

@@ -88,14 +88,54 @@ void ScanService::add_linked_names(const std::vector<monitor::InodeId>& inodes,
                                    std::vector<ChangedDir>* changed) {
     storage::Database& db = writer_->writer().database();
     std::vector<storage::LinkedName> names;
+    std::vector<monitor::InodeId> unlinked;
     for (const monitor::InodeId& inode : inodes) {
+        const std::size_t before = names.size();
         if (auto st = storage::linked_names(db, inode.dev, inode.ino, &names); !st) {
             // Not fatal: those names stay as they are until their next change or rescan.
             spdlog::warn(
                 "live index: the names of a hard-linked file changed outside the roots "
                 "could not be read: {}",
                 st.to_string());
+        } else if (names.size() == before) {
+            unlinked.push_back(inode);
         }
+    }
+    std::vector<storage::InodeNumber> pass;
+    {
+        std::lock_guard lock(mutex_);
+        for (const monitor::InodeId& inode : unlinked) {
+            if (unlinked_inodes_.size() >= kMaxUnlinkedInodes) {
+                spdlog::warn(
+                    "live index: more than {} hard-linked files changed outside the "
+                    "roots wait for their names; the others stay as indexed until "
+                    "their next change or rescan",
+                    kMaxUnlinkedInodes);
+                break;
+            }
+            unlinked_inodes_.insert(inode);
+        }
+        if (!unlinked_inodes_.empty() && Clock::now() >= unlinked_pass_at_) {
+            for (const monitor::InodeId& i : unlinked_inodes_) pass.push_back({i.dev, i.ino});
+            unlinked_inodes_.clear();
+        }
+    }
+    if (!pass.empty()) {
+        const Clock::time_point started = Clock::now();
+        if (auto st = storage::names_by_entries_pass(db, pass, &names); !st) {
+            spdlog::warn(
+                "live index: the names of hard-linked files changed outside the roots "
+                "could not be read: {}",
+                st.to_string());
+        }
+        const Clock::duration took = Clock::now() - started;
+        spdlog::debug(
+            "live index: names of {} hard-linked files changed outside the roots, "
+            "one pass over entries: {} ms",
+            pass.size(), std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+        std::lock_guard lock(mutex_);
+        unlinked_pass_at_ =
+            Clock::now() + std::max<Clock::duration>(std::chrono::seconds(1), took * 20);
     }
     std::map<std::string, std::size_t> at;  // directory -> its entry in `changed`
     for (std::size_t i = 0; i < changed->size(); ++i) at.emplace((*changed)[i].path, i);
@@ -116,7 +156,7 @@ void ScanService::add_linked_names(const std::vector<monitor::InodeId>& inodes,
 void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor::InodeId> inodes,
                            Clock::time_point oldest) {
     const Clock::time_point started = Clock::now();
-    if (!inodes.empty()) add_linked_names(inodes, &changed);
+    add_linked_names(inodes, &changed);
     if (changed.empty()) return;
     core::WalkOptions walk;
     bool one_file_system = false;

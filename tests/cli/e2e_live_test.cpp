@@ -136,6 +136,13 @@ TEST_F(LiveIndex, AFileChangedThroughAHardLinkOutsideTheRootIsFollowed) {
     EXPECT_TRUE(eventually([&] { return indexed_nlink(inside) == 3; })) << log();
     ASSERT_EQ(::unlink((outside + "/g2").c_str()), 0);
     EXPECT_TRUE(eventually([&] { return indexed_nlink(inside) == 2; })) << log();
+    // A file indexed with one name, linked from outside, then written through that link.
+    const std::string single = root_ + "/a/f1";
+    ASSERT_EQ(indexed_nlink(single), 1u);
+    ASSERT_EQ(::link(single.c_str(), (outside + "/f1").c_str()), 0);
+    EXPECT_TRUE(eventually([&] { return indexed_nlink(single) == 2; })) << log();
+    write(outside + "/f1", 777);
+    EXPECT_TRUE(eventually([&] { return indexed_size(single) == 777; })) << log();
     EXPECT_TRUE(eventually([&] { return indexed_total() == du_sb(root_, scratch_.path()); }))
         << indexed_total() << " vs " << du_sb(root_, scratch_.path()) << "\n"
         << log();

@@ -20,6 +20,11 @@ constexpr std::uint64_t kBaseMask = FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | F
 constexpr unsigned kInitFlags =
     FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK;
 constexpr unsigned kEventFlags = O_RDONLY | O_LARGEFILE | O_CLOEXEC;
+// Events through a name outside every root that change what another name of the file shows.
+// Not a create or delete: a new or removed name changes the link count, and the kernel
+// reports that as an inode-only FAN_ATTRIB (changed_object) as well.
+constexpr std::uint64_t kOutsideChangeMask =
+    FAN_MODIFY | FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_RENAME;
 // Buffers read per process_available(): bounds the work of one call under a storm.
 constexpr int kMaxReadsPerCall = 16;
 
@@ -194,7 +199,7 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
     if (!object_key) return;
     if (!named_directory) {
         changed_object(*object_key, object_fh);
-    } else if (!named_inside) {
+    } else if (!named_inside && (meta.mask & kOutsideChangeMask) != 0) {
         changed_outside(*object_key, object_fh);
     }
 }

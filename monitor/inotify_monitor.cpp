@@ -69,6 +69,7 @@ bool InotifyMonitor::add_watch(const std::string& dir, std::size_t root) {
         return true;  // gone or unreadable: its parent's listing says so
     }
     watches_[wd] = Watch{dir, root};  // a known wd (a moved directory) gets its new path
+    added_this_pass_.insert(wd);
     return true;
 }
 
@@ -93,20 +94,10 @@ void InotifyMonitor::watch_tree(const std::string& top, std::size_t root) {
     }
 }
 
-void InotifyMonitor::forget_tree(const std::string& dir) {
-    for (auto it = watches_.begin(); it != watches_.end();) {
-        if (it->second.path == dir || is_under(it->second.path, dir)) {
-            ::inotify_rm_watch(fd_.get(), it->first);
-            it = watches_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
 core::Status InotifyMonitor::process_available() {
     alignas(struct inotify_event) static thread_local char buf[64 * 1024];
     drained_ = false;
+    added_this_pass_.clear();
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fd_.get(), buf, sizeof buf);
         if (n < 0) {
@@ -123,8 +114,14 @@ core::Status InotifyMonitor::process_available() {
         }
     }
     // A directory moved from a watched directory with no IN_MOVED_TO in what was read: it left
-    // the roots (or its IN_MOVED_TO is in the next read; then watch_tree puts it back).
-    for (const auto& [cookie, path] : moved_from_) forget_tree(path);
+    // the roots (or its IN_MOVED_TO is in the next read; then watch_tree puts it back). Its
+    // watches go, unless a move into the roots read since placed them again.
+    for (const auto& [cookie, moved] : moved_from_) {
+        for (const int wd : moved.wds) {
+            if (added_this_pass_.contains(wd) || watches_.erase(wd) == 0) continue;
+            ::inotify_rm_watch(fd_.get(), wd);
+        }
+    }
     moved_from_.clear();
     return {};
 }
@@ -167,7 +164,13 @@ void InotifyMonitor::handle_event(const struct inotify_event& ev) {
     if (ev.len == 0 || !(ev.mask & IN_ISDIR)) return;
     const std::string child = w.path + "/" + ev.name;
     if (ev.mask & IN_MOVED_FROM) {
-        moved_from_[ev.cookie] = child;
+        MovedFrom moved{child, {}};
+        for (const auto& [wd, watch] : watches_) {
+            if (watch.path != child && !is_under(watch.path, child)) continue;
+            moved.wds.push_back(wd);
+            added_this_pass_.erase(wd);  // only a placement after the move keeps it
+        }
+        moved_from_[ev.cookie] = std::move(moved);
     } else if (ev.mask & (IN_CREATE | IN_MOVED_TO)) {
         if (ev.mask & IN_MOVED_TO) moved_from_.erase(ev.cookie);
         watch_tree(child, w.root);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/status.hpp"
@@ -65,7 +66,6 @@ class InotifyMonitor {
     // Adds watches to `dir` and its subdirectories; updates paths of watches already there.
     void watch_tree(const std::string& dir, std::size_t root);
     bool add_watch(const std::string& dir, std::size_t root);
-    void forget_tree(const std::string& dir);
     void handle_event(const struct inotify_event& ev);
     void root_gone(std::size_t root, RootEventKind kind, const std::string& detail);
 
@@ -75,8 +75,17 @@ class InotifyMonitor {
     std::vector<Root> roots_;
     std::unordered_map<int, Watch> watches_;
     // Directories moved from a watched directory in this batch, by cookie, until their
-    // IN_MOVED_TO arrives; left over at the end of a batch, they moved out of the roots.
-    std::unordered_map<std::uint32_t, std::string> moved_from_;
+    // IN_MOVED_TO arrives; left over at the end of a batch, they moved out of the roots. Each
+    // holds the watches of the moved subtree when it left: those are removed, not the watches
+    // that its old path has by then (another directory may have been moved there since, or the
+    // same one moved back in with another cookie).
+    struct MovedFrom {
+        std::string path;
+        std::vector<int> wds;
+    };
+    std::unordered_map<std::uint32_t, MovedFrom> moved_from_;
+    // Watches added or confirmed (inotify_add_watch) in this process_available() call.
+    std::unordered_set<int> added_this_pass_;
     Stats stats_;
     bool drained_ = true;
 };

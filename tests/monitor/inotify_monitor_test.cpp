@@ -85,6 +85,33 @@ TEST_F(InotifyTest, DirectoryMovedOutOfTheRootIsForgotten) {
     for (const auto& d : sink_.dirs) EXPECT_EQ(d.path, root_ + "/b");
 }
 
+// Read in one pass: a directory moved out, and another moved to its path. The newcomer keeps
+// its watches; the one that left loses its own.
+TEST_F(InotifyTest, ADirectoryMovedToThePathOfOneThatLeftIsWatched) {
+    const std::string other = fs_->path() + "/other";
+    ASSERT_EQ(::mkdir(other.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((other + "/deep").c_str(), 0755), 0);
+    ASSERT_EQ(::rename((root_ + "/a").c_str(), (fs_->path() + "/out").c_str()), 0);
+    ASSERT_EQ(::rename(other.c_str(), (root_ + "/a").c_str()), 0);
+    // root, b, the new a and a/deep
+    wait_for([&] { return sink_.has_path(root_) && mon_->watch_count() == 4u; });
+    sink_.clear();
+    ASSERT_EQ(test::write_file(root_ + "/a/deep/x", ""), "");
+    ASSERT_EQ(test::write_file(fs_->path() + "/out/sub/y", ""), "");
+    wait_for([&] { return sink_.has_path(root_ + "/a/deep"); });
+    EXPECT_FALSE(sink_.has_path(root_ + "/a/sub"));
+}
+
+// Read in one pass: a directory moved out of the root and back (two moves, two cookies).
+TEST_F(InotifyTest, ADirectoryMovedOutAndBackIsStillWatched) {
+    ASSERT_EQ(::rename((root_ + "/a").c_str(), (fs_->path() + "/out").c_str()), 0);
+    ASSERT_EQ(::rename((fs_->path() + "/out").c_str(), (root_ + "/a").c_str()), 0);
+    wait_for([&] { return sink_.has_path(root_) && mon_->watch_count() == 4u; });
+    sink_.clear();
+    ASSERT_EQ(test::write_file(root_ + "/a/sub/x", ""), "");
+    wait_for([&] { return sink_.has_path(root_ + "/a/sub"); });
+}
+
 TEST_F(InotifyTest, DirectoryMovedIntoTheRootIsWatched) {
     const std::string outside = fs_->path() + "/in";
     ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);

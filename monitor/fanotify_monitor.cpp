@@ -103,11 +103,13 @@ core::Status FanotifyMonitor::process_available() {
     struct CloseRoots {
         std::unordered_map<std::string, core::UniqueFd>& open;
         std::unordered_set<HandleKey>& seen;
+        std::unordered_set<HandleKey>& links_changed;
         ~CloseRoots() {
             open.clear();
             seen.clear();
+            links_changed.clear();
         }
-    } close_roots{roots_open_, outside_seen_};
+    } close_roots{roots_open_, outside_seen_, links_changed_};
     for (int i = 0; i < kMaxReadsPerCall; ++i) {
         const ssize_t n = ::read(fan_.get(), buf, sizeof buf);
         if (n < 0) {
@@ -198,7 +200,13 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
     }
     if (!object_key) return;
     if (!named_directory) {
+        links_changed_.insert(*object_key);
         changed_object(*object_key, object_fh);
+    } else if (!named_inside && (meta.mask & FAN_CREATE) != 0) {
+        // A file created outside the roots has one name, and its later events in this read
+        // need no look. Unless it is a new name of an existing file: link() reports the link
+        // count change (an object-only event, above) before the name.
+        if (!links_changed_.contains(*object_key)) outside_seen_.insert(*object_key);
     } else if (!named_inside && (meta.mask & kOutsideChangeMask) != 0) {
         changed_outside(*object_key, object_fh);
     }

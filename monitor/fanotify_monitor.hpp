@@ -134,6 +134,8 @@ class FanotifyMonitor {
     std::unordered_map<std::string, core::UniqueFd> roots_open_;
     // Objects changed_outside() looked at in this process_available() call.
     std::unordered_set<HandleKey> outside_seen_;
+    // Objects whose link count changed (an object-only event) in this call.
+    std::unordered_set<HandleKey> links_changed_;
 };
 
 }  // namespace wsindex::monitor

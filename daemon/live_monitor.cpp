@@ -307,10 +307,12 @@ void LiveMonitor::deliver(Clock::time_point now) {
                 if (pruned != c.path) continue;
                 const std::size_t slash = c.path.rfind('/');
                 c.names = {c.path.substr(slash + 1)};
+                c.rewalk.clear();
                 c.path.resize(slash == 0 ? 1 : slash);
             }
             ++per_root[root];
-            changes.dirs.push_back(ChangedDir{std::move(c.path), std::move(c.names)});
+            changes.dirs.push_back(
+                ChangedDir{std::move(c.path), std::move(c.names), std::move(c.rewalk)});
         }
         for (std::size_t i = 0; i < roots_.size(); ++i) {
             if (per_root[i] == 0) continue;

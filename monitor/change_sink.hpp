@@ -40,6 +40,10 @@ struct DirChange {
     // From the coalescer: the names of every event it merged, sorted; empty when at least one
     // named nothing or there were too many to be worth stat'ing one by one: re-list it whole.
     std::vector<std::string> names;
+    // From the coalescer, with `names` empty (the whole directory): the names its events named
+    // (at most Coalescer::kMaxNames). Those that are subdirectories are walked again in full:
+    // one may have left the roots and come back as the same directory with other contents.
+    std::vector<std::string> rewalk;
     // Set instead of `key` and `path` for a hard-linked file (see above).
     std::optional<InodeId> inode;
 

@@ -18,13 +18,9 @@ void Coalescer::dir_changed(const DirChange& change) {
         // A later report may know more (a path where the first had only the key).
         if (d.change.path.empty()) d.change.path = change.path;
     }
-    if (d.whole) return;
-    if (change.name.empty() || d.names.size() >= kMaxNames) {
-        d.whole = true;
-        d.names.clear();
-        return;
-    }
-    d.names.insert(change.name);
+    // Names are kept after the directory became whole, up to kMaxNames, for DirChange::rewalk.
+    if (change.name.empty() || (!d.whole && d.names.size() >= kMaxNames)) d.whole = true;
+    if (!change.name.empty() && d.names.size() < kMaxNames) d.names.insert(change.name);
 }
 
 void Coalescer::root_event(const RootEvent& event) { root_events_.push_back(event); }
@@ -65,10 +61,9 @@ std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
         DirChange c = std::move(d.change);
         c.name.clear();
         c.names.clear();
-        if (!d.whole) {
-            c.names.assign(d.names.begin(), d.names.end());
-            std::sort(c.names.begin(), c.names.end());
-        }
+        std::vector<std::string>& names = d.whole ? c.rewalk : c.names;
+        names.assign(d.names.begin(), d.names.end());
+        std::sort(names.begin(), names.end());
         out.push_back(std::move(c));
     }
     return out;

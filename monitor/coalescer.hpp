@@ -59,7 +59,7 @@ class Coalescer final : public ChangeSink {
         DirChange change;
         TimePoint first;
         TimePoint last;
-        std::unordered_set<std::string> names;  // of the events merged so far
+        std::unordered_set<std::string> names;  // of the events merged so far (kMaxNames)
         bool whole = false;                     // an event named nothing, or too many names
     };
     [[nodiscard]] TimePoint due_at(const Dirty& d) const;

@@ -162,6 +162,9 @@ void InotifyMonitor::handle_event(const struct inotify_event& ev) {
     // nlink and ctime with no event here), so only a whole re-listing keeps such names right.
     sink_.dir_changed(DirChange{std::nullopt, w.path});
     if (ev.len == 0 || !(ev.mask & IN_ISDIR)) return;
+    // A directory named too: the whole re-listing walks it again in full (DirChange::rewalk),
+    // since it may be one that left the roots and came back with other contents.
+    sink_.dir_changed(DirChange{std::nullopt, w.path, ev.name, {}});
     const std::string child = w.path + "/" + ev.name;
     if (ev.mask & IN_MOVED_FROM) {
         MovedFrom moved{child, {}};

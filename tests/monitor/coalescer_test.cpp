@@ -167,7 +167,10 @@ TEST_F(CoalescerTest, NamesOfMergedEventsLeaveSortedAndANamelessEventMeansWhole)
     ASSERT_EQ(due.size(), 2u);
     if (*due[0].key != 1) std::swap(due[0], due[1]);
     EXPECT_EQ(due[0].names, (std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(due[0].rewalk.empty());
     EXPECT_TRUE(due[1].names.empty()) << "whole";
+    // ... with every name it was told, before and after the nameless event, to walk again.
+    EXPECT_EQ(due[1].rewalk, (std::vector<std::string>{"x", "y"}));
     EXPECT_TRUE(due[0].name.empty());
 }
 
@@ -181,6 +184,7 @@ TEST_F(CoalescerTest, TooManyNamesMeanWhole) {
     ASSERT_EQ(due.size(), 2u);
     if (*due[0].key != 1) std::swap(due[0], due[1]);
     EXPECT_TRUE(due[0].names.empty()) << "more than kMaxNames: whole";
+    EXPECT_EQ(due[0].rewalk.size(), Coalescer::kMaxNames) << "the names kept are bounded";
     EXPECT_EQ(due[1].names, std::vector<std::string>{"only"});
 }
 

@@ -139,7 +139,12 @@ void ScanService::add_linked_names(const std::vector<monitor::InodeId>& inodes,
     }
     std::map<std::string, std::size_t> at;  // directory -> its entry in `changed`
     for (std::size_t i = 0; i < changed->size(); ++i) at.emplace((*changed)[i].path, i);
+    // One name per inode: its re-stat sees nlink > 1, which re-lists its directory whole and
+    // brings every other indexed name of the inode along (storage/inode_sync.hpp), the path a
+    // link-count event inside the roots takes too.
+    std::set<std::pair<std::uint64_t, std::uint64_t>> inodes_named;
     for (storage::LinkedName& n : names) {
+        if (!inodes_named.emplace(n.dev, n.ino).second) continue;
         auto [it, inserted] = at.try_emplace(n.dir, changed->size());
         if (inserted) {
             changed->push_back(ChangedDir{std::move(n.dir), {std::move(n.name)}, {}});

@@ -33,8 +33,8 @@ core::Status linked_names(Database& db, std::uint64_t dev, std::uint64_t ino,
     for (bool row = true;;) {
         if (auto st = s.step(&row); !st) return st;
         if (!row) return {};
-        out->push_back(
-            LinkedName{directory_path(s.column_bytes(0)), std::string(s.column_bytes(1))});
+        out->push_back(LinkedName{directory_path(s.column_bytes(0)), std::string(s.column_bytes(1)),
+                                  dev, ino});
     }
 }
 
@@ -63,8 +63,8 @@ core::Status names_by_entries_pass(Database& db, const std::vector<InodeNumber>&
             const auto dev = static_cast<std::uint64_t>(s.column_int64(2));
             const auto ino = static_cast<std::uint64_t>(s.column_int64(3));
             if (!wanted.contains({dev, ino})) continue;  // the same number on another device
-            out->push_back(
-                LinkedName{directory_path(s.column_bytes(0)), std::string(s.column_bytes(1))});
+            out->push_back(LinkedName{directory_path(s.column_bytes(0)),
+                                      std::string(s.column_bytes(1)), dev, ino});
         }
     }
     return {};

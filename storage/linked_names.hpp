@@ -21,6 +21,8 @@ namespace wsindex::storage {
 struct LinkedName {
     std::string dir;   // the directory's path, no trailing '/' (but "/" itself)
     std::string name;  // the entry's name in it
+    std::uint64_t dev = 0;
+    std::uint64_t ino = 0;
 };
 
 // Appends the indexed names of inode `ino` on device `dev` to `out`.

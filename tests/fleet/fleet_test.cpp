@@ -77,11 +77,15 @@ class FleetTest : public ::testing::Test {
         start_error_ = nullptr;
     }
 
-    // Without PostgreSQL each test skips (fails under CI) in its body.
+    // Without PostgreSQL each test skips (fails under CI); else it starts with the schema.
     void SetUp() override {
-        if (PostgresServer::available()) {
-            ASSERT_EQ(start_error_, nullptr) << *start_error_;
+        if (!PostgresServer::available()) {
+            WSINDEX_SKIP_OR_FAIL_IN_CI()
+                << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
         }
+        ASSERT_EQ(start_error_, nullptr) << *start_error_;
+        const Exit init = fleet({"init"});
+        ASSERT_EQ(init.code, 0) << init.err;
     }
 
     Exit fleet(std::vector<std::string> args) {
@@ -110,6 +114,24 @@ class FleetTest : public ::testing::Test {
         h.daemon = std::make_unique<Daemon>(options);
         hosts_.push_back(std::move(h));
         return hosts_.back();
+    }
+
+    // A host whose tree holds `files` small files named `prefix`N, scanned and published.
+    // Callers check HasFatalFailure() after it.
+    Host& published_host(const std::string& name, const std::string& prefix, int files) {
+        Host& h = add_host(name);
+        for (int i = 0; i < files; ++i) write_file(h.tree + "/" + prefix + std::to_string(i), "x");
+        start_and_scan(h);
+        expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", name});
+        return h;
+    }
+
+    // The host's `wsctl status --json` says the fleet has no error.
+    void expect_no_fleet_error(Host& h) {
+        const Exit st = local(h, {"status", "--json"});
+        const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+        ASSERT_TRUE(doc.is_object() && doc.contains("fleet")) << st.out;
+        EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
     }
 
     void start_and_scan(Host& h) {
@@ -194,12 +216,6 @@ PostgresServer* FleetTest::server_ = nullptr;
 std::string* FleetTest::start_error_ = nullptr;
 
 TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    const Exit init = fleet({"init"});
-    ASSERT_EQ(init.code, 0) << init.err;
-
     hosts_.reserve(3);
     Host& alpha = add_host("alpha");
     make_dir(alpha.tree + "/docs");
@@ -252,10 +268,6 @@ TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
 // PostgreSQL stops while a host changes: the host keeps indexing, says why in status, and the
 // fleet converges once PostgreSQL is back (the publisher retries).
 TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     Host& delta = add_host("delta");
     write_file(delta.tree + "/before.txt", "1");
     start_and_scan(delta);
@@ -283,22 +295,14 @@ TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
     std::string error;
     ASSERT_TRUE(server_->resume(error)) << error;
     expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
-    const Exit st = local(delta, {"status", "--json"});
-    const auto doc = nlohmann::json::parse(st.out, nullptr, false);
-    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
+    expect_no_fleet_error(delta);
 }
 
 // Readers never see a host half published: in one statement, the host's rows always number
 // what its hosts row says, while the host publishes generation after generation.
 TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
-    Host& h = add_host("epsilon");
-    for (int i = 0; i < 2000; ++i) write_file(h.tree + "/f" + std::to_string(i), "x");
-    start_and_scan(h);
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "epsilon"});
+    Host& h = published_host("epsilon", "f", 2000);
+    ASSERT_FALSE(HasFatalFailure());
 
     std::atomic<bool> stop{false};
     std::atomic<int> reads{0};
@@ -341,10 +345,6 @@ TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
 }
 
 TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     PgConnection conn;
     ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
     ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 99"));
@@ -361,10 +361,6 @@ TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
 // say why the fleet lags (and never show the password), and once the role exists the retries
 // (1 s, 2 s, 4 s, ...) publish.
 TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     std::string url = server_->url();
     const std::size_t user = url.find("user=wsfleet");
     ASSERT_NE(user, std::string::npos) << url;
@@ -393,10 +389,7 @@ TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
     ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
     ASSERT_TRUE(admin.exec("CREATE ROLE fleet_latecomer LOGIN SUPERUSER"));
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "zeta"});
-    const Exit after = local(h, {"status", "--json"});
-    const auto doc = nlohmann::json::parse(after.out, nullptr, false);
-    ASSERT_TRUE(doc.is_object() && doc.contains("fleet")) << after.out;
-    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << after.out;
+    expect_no_fleet_error(h);
 }
 
 // A publish killed halfway (its backend terminated after the COPY, with the host's entries
@@ -405,14 +398,8 @@ TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
 // waits at the dirs swap, and holds the host's advisory lock so that the retry waits until
 // the previous generation has been checked.
 TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
-    Host& h = add_host("eta");
-    for (int i = 0; i < 200; ++i) write_file(h.tree + "/old" + std::to_string(i), "x");
-    start_and_scan(h);
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
+    Host& h = published_host("eta", "old", 200);
+    ASSERT_FALSE(HasFatalFailure());
     const Exit old_find = fleet({"find", "-0", "--host", "eta"});
     const Exit old_du = fleet({"du", "-b", "--host", "eta"});
     ASSERT_EQ(old_find.code, 0);
@@ -482,10 +469,6 @@ TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
 // `wsctl fleet find` takes find's filters and outputs: each filter's answer is, record for
 // record, what each host's own `wsctl find` prints with it (with "host:" before each path).
 TEST_F(FleetTest, FindFiltersAnswerLikeEachHostsFind) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     hosts_.reserve(2);
     constexpr std::int64_t kOld = 978307200;  // 2001-01-01
     for (const char* name : {"iota", "kappa"}) {

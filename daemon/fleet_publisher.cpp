@@ -1,5 +1,5 @@
-// FleetPublisher: one thread, one PostgreSQL connection kept between publishes, a full publish
-// of the newest generation when it differs from the one published.
+// FleetPublisher: one thread, a PostgreSQL connection per publish (the password file read for
+// each), a full publish of the newest generation when it differs from the one published.
 #include "daemon/fleet_publisher.hpp"
 
 #include <limits.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -37,6 +38,22 @@ core::Status local_generation(const std::string& db_path, std::int64_t* generati
     return db.query_int64("SELECT value FROM meta WHERE key = 'generation'", generation);
 }
 
+// The password: the first line of `path` (none when `path` is empty). Read before each
+// connection, so that a rotated password is used without a restart.
+core::Status read_password(const std::string& path, std::string* password) {
+    password->clear();
+    if (path.empty()) return {};
+    std::ifstream in(path);
+    if (!in) {
+        const int error = errno;
+        return core::Status(std::error_code(error, std::generic_category()),
+                            "cannot read the password file " + path + ": " +
+                                std::generic_category().message(error));
+    }
+    std::getline(in, *password);
+    return {};
+}
+
 }  // namespace
 
 std::string default_fleet_host() {
@@ -54,13 +71,6 @@ FleetPublisher::FleetPublisher(FleetConfig config, std::string db_path)
 FleetPublisher::~FleetPublisher() { stop(); }
 
 void FleetPublisher::start() {
-    if (!config_.password_file.empty()) {
-        std::ifstream in(config_.password_file);
-        std::getline(in, password_);
-        if (!in && password_.empty()) {
-            spdlog::error("fleet: cannot read the password file {}", config_.password_file);
-        }
-    }
     thread_ = std::thread([this] { run(); });
 }
 
@@ -122,7 +132,9 @@ bool FleetPublisher::publish_once() {
         }
     }
     fleet::PgConnection conn;
-    if (st) st = fleet::PgConnection::connect(config_.url, password_, &conn);
+    std::string password;
+    if (st) st = read_password(config_.password_file, &password);
+    if (st) st = fleet::PgConnection::connect(config_.url, password, &conn);
     if (st) {
         std::lock_guard lock(mutex_);
         if (stopping_) return true;

@@ -39,7 +39,6 @@ class FleetPublisher {
 
     FleetConfig config_;
     std::string db_path_;
-    std::string password_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way

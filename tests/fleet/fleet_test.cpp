@@ -577,5 +577,50 @@ TEST_F(FleetTest, FindFiltersAnswerLikeEachHostsFind) {
     EXPECT_EQ(fleet({"find", "-0", "-l"}).code, 2);
 }
 
+// The publisher reads password_file before each connection: after the role's password and the
+// file change, the next publish (or its retry) logs in with the new one, without a restart.
+TEST_F(FleetTest, RotatedPasswordIsUsedWithoutARestart) {
+    PgConnection admin;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
+    ASSERT_TRUE(admin.exec("CREATE ROLE fleet_rotating LOGIN SUPERUSER PASSWORD 'first-pw'"));
+    std::string error;
+    ASSERT_TRUE(server_->require_password("fleet_rotating", error)) << error;
+    std::string url = server_->url();
+    const std::size_t user = url.find("user=wsfleet");
+    ASSERT_NE(user, std::string::npos) << url;
+    url.replace(user, std::string("user=wsfleet").size(), "user=fleet_rotating");
+    // The reload is asynchronous: wait until a login without the password is refused.
+    const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+    for (;;) {
+        PgConnection probe;
+        if (!PgConnection::connect(url, "", &probe)) break;
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "pg_hba.conf never reloaded";
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a condition
+    }
+    const std::string pw_file = scratch_ / "rotating.pw";
+    // Replaced whole (rename), as a rotation tool would, so no reader sees it half written.
+    const auto set_password_file = [&](const std::string& password) {
+        write_file(pw_file + ".new", password + "\n");
+        ASSERT_EQ(::rename((pw_file + ".new").c_str(), pw_file.c_str()), 0);
+    };
+    set_password_file("first-pw");
+    Host& h = add_host("theta", "url = \"" + url + "\"\npassword_file = \"" + pw_file + "\"\n");
+    write_file(h.tree + "/one.txt", "1");
+    start_and_scan(h);
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "theta"});
+
+    // The password changes on the server: the next publish is refused (so the password is
+    // really checked), then the file changes and a retry publishes.
+    ASSERT_TRUE(admin.exec("ALTER ROLE fleet_rotating PASSWORD 'second-pw'"));
+    write_file(h.tree + "/two.txt", "2");
+    ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
+    const std::string refused = await_fleet_error(h);
+    EXPECT_NE(refused.find("password authentication failed"), std::string::npos) << refused;
+    set_password_file("second-pw");
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "theta"});
+    expect_no_fleet_error(h);
+    EXPECT_EQ(h.daemon->log().find("second-pw"), std::string::npos) << h.daemon->log();
+}
+
 }  // namespace
 }  // namespace wsindex::fleet::test

@@ -21,9 +21,6 @@ namespace wsindex::daemon {
 
 namespace {
 
-constexpr std::chrono::seconds kFirstRetry{1};
-constexpr std::chrono::seconds kLongestRetry{60};
-
 std::int64_t wall_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -90,6 +87,7 @@ void FleetPublisher::notify() {
     {
         std::lock_guard lock(mutex_);
         pending_ = true;
+        backoff_.changed();
     }
     wake_.notify_one();
 }
@@ -100,7 +98,6 @@ ipc::FleetInfo FleetPublisher::info() const {
 }
 
 void FleetPublisher::run() {
-    std::chrono::seconds retry = kFirstRetry;
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return pending_ || stopping_; });
@@ -110,14 +107,16 @@ void FleetPublisher::run() {
         const bool ok = publish_once();
         lock.lock();
         if (ok) {
-            retry = kFirstRetry;
+            backoff_.succeeded();
             continue;
         }
-        // Retry later, sooner if stopped; a notify meanwhile does not shorten the wait (each
-        // attempt against a server that is down costs a connection timeout).
+        // Retry when due, sooner if stopped; a notify meanwhile may bring the retry forward
+        // (fleet/retry_backoff.hpp), so the deadline is read again after each wake-up.
         pending_ = true;
-        wake_.wait_for(lock, retry, [this] { return stopping_; });
-        retry = std::min(retry * 2, std::chrono::seconds(kLongestRetry));
+        backoff_.failed(fleet::RetryBackoff::Clock::now());
+        while (!stopping_ && fleet::RetryBackoff::Clock::now() < backoff_.due()) {
+            wake_.wait_until(lock, backoff_.due());
+        }
     }
 }
 

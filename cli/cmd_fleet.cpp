@@ -1,15 +1,23 @@
 // wsctl fleet init|hosts|find|du: the fleet index on PostgreSQL (docs/fleet.md), queried
 // directly with libpq under the caller's own database role; no daemon involved.
+#include <regex.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
+#include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "core/clock.hpp"
 #include "fleet/pg_connection.hpp"
 #include "fleet/queries.hpp"
 #include "fleet/schema.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "ipc/path_text.hpp"
 
 namespace wsindex::cli {
 
@@ -29,35 +37,109 @@ std::optional<std::string> host_filter(const FleetOptions& options) {
     return options.host;
 }
 
+// The query from the command line, parsed as `wsctl find` parses it; nullopt after reporting
+// a usage error in `code`.
+std::optional<fleet::FleetFindQuery> find_query(const Context& ctx, const FleetOptions& options,
+                                                int& code) {
+    fleet::FleetFindQuery query;
+    query.pattern = options.pattern;
+    query.match = options.regex  ? fleet::FleetMatch::regex
+                  : options.glob ? fleet::FleetMatch::glob
+                                 : fleet::FleetMatch::substring;
+    query.ignore_case = options.ignore_case;
+    query.host = host_filter(options);
+    query.limit = options.limit;
+    std::string error;
+    if (options.regex) {
+        // What the daemon refuses (regcomp in the C locale), refused here too.
+        regex_t re;
+        const int rc = ::regcomp(&re, options.pattern.c_str(),
+                                 REG_EXTENDED | REG_NOSUB | (options.ignore_case ? REG_ICASE : 0));
+        if (rc != 0) {
+            char message[256];
+            ::regerror(rc, &re, message, sizeof message);
+            return code = usage_error(ctx, std::string("not a valid extended regex: ") + message),
+                   std::nullopt;
+        }
+        ::regfree(&re);
+    }
+    if (!options.types.empty()) {
+        auto types = parse_types(options.types, error);
+        if (!types) return code = usage_error(ctx, error), std::nullopt;
+        query.types = *types;
+    }
+    SizeRange range;
+    for (const auto& size : options.sizes) {
+        if (!add_size_bound(size, range, error))
+            return code = usage_error(ctx, error), std::nullopt;
+    }
+    const auto clamp = [](std::uint64_t v) {
+        return static_cast<std::int64_t>(
+            std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
+    };
+    if (range.min) query.min_size = clamp(*range.min);
+    if (range.max) query.max_size = clamp(*range.max);
+    if (!options.newer.empty()) {
+        auto when = parse_time(options.newer, core::wall_clock_ns(), error);
+        if (!when) return code = usage_error(ctx, error), std::nullopt;
+        // Strictly newer; nothing is newer than the end of time.
+        query.min_mtime_ns = *when == std::numeric_limits<std::int64_t>::max() ? *when : *when + 1;
+    }
+    if (!options.under.empty()) {
+        const std::string cwd = current_directory(error);
+        if (cwd.empty()) return code = usage_error(ctx, error), std::nullopt;
+        query.under = ipc::lexically_normal(options.under, cwd);
+        if (query.under.size() > 1 && query.under.back() == '/') query.under.pop_back();
+    }
+    return query;
+}
+
 int fleet_find_command(const Context& ctx, const FleetOptions& options, fleet::PgConnection& conn) {
     if (options.null_separated && ctx.json)
         return usage_error(ctx, "-0 and --json exclude each other");
-    fleet::FleetFindQuery query;
-    query.pattern = options.pattern;
-    query.host = host_filter(options);
-    query.limit = options.limit;
-    const bool prefix = !query.host;  // without --host each record says its host: "host:"
+    if (options.null_separated && options.long_format)
+        return usage_error(ctx, "-0 and -l exclude each other");
+    int code = 0;
+    const auto query = find_query(ctx, options, code);
+    if (!query) return code;
+    const bool prefix = !query->host;  // without --host each record says its host: "host:"
     const bool escape = ctx.stdout_tty;
     nlohmann::json entries = nlohmann::json::array();
-    auto st = fleet::fleet_find(conn, query, [&](std::string_view host, std::string_view path) {
+    auto st = fleet::fleet_find(conn, *query, [&](const fleet::FleetFindRow& row) {
         if (ctx.json) {
-            entries.push_back({{"host", std::string(host)}, {"path", ipc::encode_bytes(path)}});
+            // The members of `wsctl find --json`'s entries, and the host.
+            entries.push_back({{"host", std::string(row.host)},
+                               {"path", ipc::encode_bytes(row.path)},
+                               {"type", std::string(1, row.type)},
+                               {"size", row.size},
+                               {"mtime_ns", row.mtime_ns}});
             return;
         }
-        if (prefix) {
-            write_out(ctx, host);
-            write_out(ctx, ":");
-        }
         if (options.null_separated) {
-            write_out(ctx, path);
+            if (prefix) write_out(ctx, std::string(row.host) + ":");
+            write_out(ctx, row.path);
             write_out(ctx, std::string_view("\0", 1));
             return;
         }
-        write_out(ctx, escape ? printable(path) : std::string(path));
+        if (options.long_format) {
+            // As `wsctl find -l`: type, size, modification time, then the (host:)path.
+            char head[64];
+            std::snprintf(head, sizeof head, "%c  %10s  %s  ", row.type,
+                          format_bytes(static_cast<std::uint64_t>(row.size)).c_str(),
+                          format_time_ns(row.mtime_ns).c_str());
+            write_out(ctx, head);
+        }
+        if (prefix) write_out(ctx, std::string(row.host) + ":");
+        write_out(ctx, escape ? printable(row.path) : std::string(row.path));
         write_out(ctx, "\n");
     });
-    if (!st) return fleet_failure(ctx, st);
-    if (ctx.json) print_json(ctx, nlohmann::json{{"entries", std::move(entries)}});
+    if (!st) {
+        if (st.code() == std::errc::invalid_argument) return usage_error(ctx, st.message());
+        return fleet_failure(ctx, st);
+    }
+    if (ctx.json) {
+        print_json(ctx, nlohmann::json{{"entries", std::move(entries)}});
+    }
     return finish(ctx, kExitOk);
 }
 

@@ -88,8 +88,16 @@ struct FleetOptions {
     std::string url;     // empty: $WSINDEX_FLEET_URL
     std::string host;    // empty: every host (records then start with "host:")
     std::string pattern;
+    bool glob = false;  // find's filters, as in FindOptions
+    bool regex = false;
+    bool ignore_case = false;
+    std::string types;
+    std::vector<std::string> sizes;
+    std::string newer;
+    std::string under;
     std::uint64_t limit = 0;
     bool null_separated = false;
+    bool long_format = false;
     std::uint32_t depth = 0;
     bool bytes = false;
 };

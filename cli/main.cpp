@@ -236,11 +236,34 @@ int main(int argc, char** argv) {
     fleet_subs.push_back(
         fleet_cmd->add_subcommand("hosts", "Each host, its roots, its last publish"));
     auto* fleet_find = fleet_cmd->add_subcommand(
-        "find", "Entries of every host (or --host H) whose name holds PATTERN");
-    fleet_find->add_option("pattern", fleet.pattern, "Substring of the name; omit for all")
+        "find", "Entries of every host (or --host H) matching PATTERN, with find's filters");
+    fleet_find
+        ->add_option("pattern", fleet.pattern,
+                     "Substring of the name (default), or a glob or regex (--glob, --regex); "
+                     "omit for all")
         ->type_name("PATTERN");
-    fleet_find->add_flag("-0,--null", fleet.null_separated,
-                         "NUL-separated raw paths (each prefixed 'host:' without --host)");
+    auto* fleet_glob = fleet_find->add_flag(
+        "--glob", fleet.glob,
+        "PATTERN is a glob (*, ?, [..]) over the name; over the whole path if it holds a '/'");
+    auto* fleet_regex =
+        fleet_find->add_flag("--regex", fleet.regex,
+                             "PATTERN is a POSIX extended regex over the whole path, unanchored");
+    fleet_glob->excludes(fleet_regex);
+    fleet_find->add_flag("-i,--ignore-case", fleet.ignore_case, "Match case-insensitively");
+    fleet_find->add_option("-t,--type", fleet.types, "Entry types, as find's (e.g. f or f,d)")
+        ->type_name("TYPES");
+    fleet_find->add_option("--size", fleet.sizes, "+N larger, -N smaller, N exactly; repeatable")
+        ->type_name("[+|-]N")
+        ->allow_extra_args(false);
+    fleet_find->add_option("--newer", fleet.newer, "Modified after TIME (as find's)")
+        ->type_name("TIME");
+    fleet_find->add_option("--under", fleet.under, "Only below this directory")->type_name("PATH");
+    auto* fleet_null =
+        fleet_find->add_flag("-0,--null", fleet.null_separated,
+                             "NUL-separated raw paths (each prefixed 'host:' without --host)");
+    auto* fleet_long = fleet_find->add_flag("-l,--long", fleet.long_format,
+                                            "Type, size and modification time before each path");
+    fleet_null->excludes(fleet_long);
     fleet_find->add_option("--limit", fleet.limit, "At most N results (0: all)")
         ->type_name("N")
         ->check(kWholeNumber);

@@ -1,5 +1,5 @@
-// FleetPublisher: one thread, one PostgreSQL connection kept between publishes, a full publish
-// of the newest generation when it differs from the one published.
+// FleetPublisher: one thread, a PostgreSQL connection per publish (the password file read for
+// each), a full publish of the newest generation when it differs from the one published.
 #include "daemon/fleet_publisher.hpp"
 
 #include <limits.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -20,9 +21,6 @@ namespace wsindex::daemon {
 
 namespace {
 
-constexpr std::chrono::seconds kFirstRetry{1};
-constexpr std::chrono::seconds kLongestRetry{60};
-
 std::int64_t wall_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -35,6 +33,22 @@ core::Status local_generation(const std::string& db_path, std::int64_t* generati
         return st;
     }
     return db.query_int64("SELECT value FROM meta WHERE key = 'generation'", generation);
+}
+
+// The password: the first line of `path` (none when `path` is empty). Read before each
+// connection, so that a rotated password is used without a restart.
+core::Status read_password(const std::string& path, std::string* password) {
+    password->clear();
+    if (path.empty()) return {};
+    std::ifstream in(path);
+    if (!in) {
+        const int error = errno;
+        return core::Status(std::error_code(error, std::generic_category()),
+                            "cannot read the password file " + path + ": " +
+                                std::generic_category().message(error));
+    }
+    std::getline(in, *password);
+    return {};
 }
 
 }  // namespace
@@ -54,13 +68,6 @@ FleetPublisher::FleetPublisher(FleetConfig config, std::string db_path)
 FleetPublisher::~FleetPublisher() { stop(); }
 
 void FleetPublisher::start() {
-    if (!config_.password_file.empty()) {
-        std::ifstream in(config_.password_file);
-        std::getline(in, password_);
-        if (!in && password_.empty()) {
-            spdlog::error("fleet: cannot read the password file {}", config_.password_file);
-        }
-    }
     thread_ = std::thread([this] { run(); });
 }
 
@@ -80,6 +87,7 @@ void FleetPublisher::notify() {
     {
         std::lock_guard lock(mutex_);
         pending_ = true;
+        backoff_.changed();
     }
     wake_.notify_one();
 }
@@ -90,7 +98,6 @@ ipc::FleetInfo FleetPublisher::info() const {
 }
 
 void FleetPublisher::run() {
-    std::chrono::seconds retry = kFirstRetry;
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return pending_ || stopping_; });
@@ -100,14 +107,16 @@ void FleetPublisher::run() {
         const bool ok = publish_once();
         lock.lock();
         if (ok) {
-            retry = kFirstRetry;
+            backoff_.succeeded();
             continue;
         }
-        // Retry later, sooner if stopped; a notify meanwhile does not shorten the wait (each
-        // attempt against a server that is down costs a connection timeout).
+        // Retry when due, sooner if stopped; a notify meanwhile may bring the retry forward
+        // (fleet/retry_backoff.hpp), so the deadline is read again after each wake-up.
         pending_ = true;
-        wake_.wait_for(lock, retry, [this] { return stopping_; });
-        retry = std::min(retry * 2, std::chrono::seconds(kLongestRetry));
+        backoff_.failed(fleet::RetryBackoff::Clock::now());
+        while (!stopping_ && fleet::RetryBackoff::Clock::now() < backoff_.due()) {
+            wake_.wait_until(lock, backoff_.due());
+        }
     }
 }
 
@@ -122,7 +131,9 @@ bool FleetPublisher::publish_once() {
         }
     }
     fleet::PgConnection conn;
-    if (st) st = fleet::PgConnection::connect(config_.url, password_, &conn);
+    std::string password;
+    if (st) st = read_password(config_.password_file, &password);
+    if (st) st = fleet::PgConnection::connect(config_.url, password, &conn);
     if (st) {
         std::lock_guard lock(mutex_);
         if (stopping_) return true;

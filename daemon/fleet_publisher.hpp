@@ -2,7 +2,8 @@
 // thread with its own connections, so that scans and live updates never wait for PostgreSQL.
 // notify() (any thread, after a scan or a live batch settles) only sets a flag: generations
 // that pile up while a publish runs are coalesced into one publish of the newest. A failed
-// publish (PostgreSQL down, wrong credentials, full disk) is retried with a growing delay.
+// publish (PostgreSQL down, wrong credentials, full disk) is retried with a growing delay,
+// brought forward by a notify (fleet/retry_backoff.hpp).
 #pragma once
 
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "daemon/config.hpp"
+#include "fleet/retry_backoff.hpp"
 #include "ipc/methods.hpp"
 
 namespace wsindex::fleet {
@@ -39,12 +41,14 @@ class FleetPublisher {
 
     FleetConfig config_;
     std::string db_path_;
-    std::string password_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way
     bool pending_ = true;  // publish at start: the database may lag behind the index
     bool stopping_ = false;
+    // When a failed publish is retried: after 1 s, 2 s, 4 s ... up to 60 s, or 1 s after the
+    // failure when notify() brings something new.
+    fleet::RetryBackoff backoff_{std::chrono::seconds(1), std::chrono::seconds(60)};
     ipc::FleetInfo state_;
     std::thread thread_;
 };

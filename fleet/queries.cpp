@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "fleet/find_patterns.hpp"
+
 namespace wsindex::fleet {
 
 namespace {
@@ -15,9 +17,8 @@ std::string_view value(const PgResult& r, int row, int column) {
             static_cast<std::size_t>(PQgetlength(r.get(), row, column))};
 }
 
-// A binary int8 / int4 column.
-std::int64_t int_value(const PgResult& r, int row, int column) {
-    const std::string_view v = value(r, row, column);
+// A binary int8 / int4 value (0 for NULL).
+std::int64_t int_value(std::string_view v) {
     if (v.size() == 8) {
         std::uint32_t hi = 0;
         std::uint32_t lo = 0;
@@ -31,6 +32,10 @@ std::int64_t int_value(const PgResult& r, int row, int column) {
         return static_cast<std::int32_t>(ntohl(x));
     }
     return 0;
+}
+
+std::int64_t int_value(const PgResult& r, int row, int column) {
+    return int_value(value(r, row, column));
 }
 
 }  // namespace
@@ -56,35 +61,112 @@ std::string escape_encoded_like(std::string_view bytes) {
     return out;
 }
 
-core::Status fleet_find(
-    PgConnection& conn, const FleetFindQuery& query,
-    const std::function<void(std::string_view host, std::string_view path)>& row) {
+namespace {
+
+// Builds the WHERE clause of fleet_find: each value a parameter, bytes bound as bytea.
+class FindFilter {
+  public:
+    std::string sql = " WHERE true";
     std::vector<std::string> params;
     std::vector<bool> binary;
-    std::string sql = "SELECT host, path FROM entries WHERE true";
-    if (!query.pattern.empty()) {
-        // The LIKE for the trigram index, then the bytes themselves (the escape text can
-        // match across byte boundaries: "\\123" holds "\123").
-        params.push_back("%" + escape_encoded_like(query.pattern) + "%");
-        binary.push_back(false);
-        sql += " AND encode(name, 'escape') LIKE $" + std::to_string(params.size());
-        params.push_back(query.pattern);
-        binary.push_back(true);
-        sql += " AND position($" + std::to_string(params.size()) + "::bytea IN name) > 0";
+
+    // The next placeholder for `value` ("$3"), with its cast.
+    std::string bind(std::string value, bool bytes, std::string_view cast = "") {
+        params.push_back(std::move(value));
+        binary.push_back(bytes);
+        return "$" + std::to_string(params.size()) + std::string(cast);
     }
-    if (query.host) {
-        params.push_back(*query.host);
-        binary.push_back(false);
-        sql += " AND host = $" + std::to_string(params.size());
+};
+
+// The bytes of a bytea as Latin-1 text (one character per byte), collated "C" so that
+// case-insensitive comparisons fold ASCII letters only, as the daemon does.
+std::string latin1(std::string_view bytea) {
+    return "(convert_from(" + std::string(bytea) + ", 'LATIN1') COLLATE \"C\")";
+}
+
+core::Status add_pattern(const FleetFindQuery& q, FindFilter* f) {
+    if (q.pattern.empty()) return {};
+    switch (q.match) {
+        case FleetMatch::substring: {
+            // The LIKE for the trigram index, then the bytes themselves (the escape text can
+            // match across byte boundaries: "\\123" holds "\123").
+            const std::string like = f->bind("%" + escape_encoded_like(q.pattern) + "%", false);
+            const std::string needle = f->bind(q.pattern, true, "::bytea");
+            if (q.ignore_case) {
+                f->sql += " AND encode(name, 'escape') ILIKE " + like + " AND position(lower(" +
+                          latin1(needle) + ") IN lower(" + latin1("name") + ")) > 0";
+            } else {
+                f->sql += " AND encode(name, 'escape') LIKE " + like + " AND position(" + needle +
+                          " IN name) > 0";
+            }
+            return {};
+        }
+        case FleetMatch::glob: {
+            std::string re;
+            std::string error;
+            if (!glob_to_pg_regex(q.pattern, &re, &error)) {
+                return core::Status(std::make_error_code(std::errc::invalid_argument),
+                                    "--glob: " + error);
+            }
+            const bool over_path = q.pattern.find('/') != std::string::npos;
+            f->sql += " AND " + latin1(over_path ? "path" : "name") +
+                      (q.ignore_case ? " ~* " : " ~ ") + f->bind(re, false);
+            return {};
+        }
+        case FleetMatch::regex:
+            f->sql += " AND " + latin1("path") + (q.ignore_case ? " ~* " : " ~ ") +
+                      f->bind(posix_regex_to_pg(q.pattern), false);
+            return {};
     }
-    sql += " ORDER BY host, seq";
-    if (query.limit > 0) sql += " LIMIT " + std::to_string(query.limit);
-    return conn.query_rows(sql, params, binary, [&](const PGresult* r) {
+    return {};
+}
+
+void add_metadata(const FleetFindQuery& q, FindFilter* f) {
+    if (!q.types.empty()) {
+        // NULL delimiter: one element per character (the letters are single bytes).
+        f->sql += " AND type = ANY(string_to_array(" + f->bind(q.types, false) + ", NULL))";
+    }
+    if (q.min_size)
+        f->sql += " AND size >= " + f->bind(std::to_string(*q.min_size), false, "::bigint");
+    if (q.max_size)
+        f->sql += " AND size <= " + f->bind(std::to_string(*q.max_size), false, "::bigint");
+    if (q.min_mtime_ns) {
+        f->sql += " AND mtime_ns >= " + f->bind(std::to_string(*q.min_mtime_ns), false, "::bigint");
+    }
+    if (!q.under.empty()) {
+        // Strictly below: the paths that start with "UNDER/" (bytea compares as memcmp).
+        std::string lo = q.under;
+        if (lo.back() != '/') lo.push_back('/');
+        std::string hi = lo;
+        hi.back() = static_cast<char>('/' + 1);
+        f->sql += " AND path > " + f->bind(lo, true, "::bytea") + " AND path < " +
+                  f->bind(hi, true, "::bytea");
+    }
+    if (q.host) f->sql += " AND host = " + f->bind(*q.host, false);
+}
+
+}  // namespace
+
+core::Status fleet_find(PgConnection& conn, const FleetFindQuery& query,
+                        const std::function<void(const FleetFindRow&)>& row) {
+    FindFilter f;
+    if (auto st = add_pattern(query, &f); !st) return st;
+    add_metadata(query, &f);
+    std::string sql =
+        "SELECT host, path, type, size, mtime_ns FROM entries" + f.sql + " ORDER BY host, seq";
+    if (query.limit > 0) sql += " LIMIT " + f.bind(std::to_string(query.limit), false, "::bigint");
+    return conn.query_rows(sql, f.params, f.binary, [&](const PGresult* r) {
         const auto column = [r](int c) {
             return std::string_view(PQgetvalue(r, 0, c),
                                     static_cast<std::size_t>(PQgetlength(r, 0, c)));
         };
-        row(column(0), column(1));
+        FleetFindRow out;
+        out.host = column(0);
+        out.path = column(1);
+        if (!column(2).empty()) out.type = column(2).front();
+        out.size = int_value(column(3));
+        out.mtime_ns = int_value(column(4));
+        row(out);
     });
 }
 

@@ -14,17 +14,40 @@
 
 namespace wsindex::fleet {
 
+// How PATTERN matches, as in `wsctl find` (docs/wsctl.md).
+enum class FleetMatch {
+    substring,  // a substring of the name
+    glob,       // SQLite's GLOB over the name, or over the path if the pattern holds a '/'
+    regex,      // a POSIX extended regex over the whole path, unanchored
+};
+
+// The filters of `wsctl find`, each bound as a parameter (never pasted into the SQL).
 struct FleetFindQuery {
-    std::string pattern;              // bytes; a substring of the name; empty: every entry
+    std::string pattern;  // bytes; empty: every entry
+    FleetMatch match = FleetMatch::substring;
+    bool ignore_case = false;                  // ASCII letters only, as the daemon folds them
+    std::string types;                         // type letters ("fd"); empty: every type
+    std::optional<std::int64_t> min_size;      // bytes, inclusive
+    std::optional<std::int64_t> max_size;      // bytes, inclusive
+    std::optional<std::int64_t> min_mtime_ns;  // inclusive
+    std::string under;  // absolute, no trailing '/' ("/" for everything); empty: everywhere
     std::optional<std::string> host;  // only this host
     std::uint64_t limit = 0;          // 0: all
 };
 
+struct FleetFindRow {
+    std::string_view host;
+    std::string_view path;
+    char type = '?';
+    std::int64_t size = 0;
+    std::int64_t mtime_ns = 0;
+};
+
 // Rows by host name, then in the order the host's own `wsctl find` lists them (the order of its
-// index: directory by directory).
-core::Status fleet_find(
-    PgConnection& conn, const FleetFindQuery& query,
-    const std::function<void(std::string_view host, std::string_view path)>& row);
+// index: directory by directory). A pattern this cannot translate (fleet/find_patterns.hpp) is
+// an invalid_argument error before any query.
+core::Status fleet_find(PgConnection& conn, const FleetFindQuery& query,
+                        const std::function<void(const FleetFindRow&)>& row);
 
 struct FleetDuRow {
     std::string host;

@@ -39,6 +39,23 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 void make_dir(const std::string& path) { ASSERT_EQ(::mkdir(path.c_str(), 0755), 0) << path; }
 
+// `nul_records` (paths each followed by a NUL) with "host:" before each path.
+std::string with_host(const std::string& host, const std::string& nul_records) {
+    std::string out;
+    for (std::size_t at = 0; at < nul_records.size();) {
+        const std::size_t end = nul_records.find('\0', at);
+        out += host + ":" + nul_records.substr(at, end + 1 - at);
+        at = end + 1;
+    }
+    return out;
+}
+
+// Sets a file's modification time (seconds since the epoch), without following a symlink.
+void set_mtime(const std::string& path, std::int64_t seconds) {
+    const struct timespec times[2] = {{seconds, 0}, {seconds, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
 struct Host {
     std::string name;
     std::string tree;
@@ -60,11 +77,15 @@ class FleetTest : public ::testing::Test {
         start_error_ = nullptr;
     }
 
-    // Without PostgreSQL each test skips (fails under CI) in its body.
+    // Without PostgreSQL each test skips (fails under CI); else it starts with the schema.
     void SetUp() override {
-        if (PostgresServer::available()) {
-            ASSERT_EQ(start_error_, nullptr) << *start_error_;
+        if (!PostgresServer::available()) {
+            WSINDEX_SKIP_OR_FAIL_IN_CI()
+                << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
         }
+        ASSERT_EQ(start_error_, nullptr) << *start_error_;
+        const Exit init = fleet({"init"});
+        ASSERT_EQ(init.code, 0) << init.err;
     }
 
     Exit fleet(std::vector<std::string> args) {
@@ -93,6 +114,24 @@ class FleetTest : public ::testing::Test {
         h.daemon = std::make_unique<Daemon>(options);
         hosts_.push_back(std::move(h));
         return hosts_.back();
+    }
+
+    // A host whose tree holds `files` small files named `prefix`N, scanned and published.
+    // Callers check HasFatalFailure() after it.
+    Host& published_host(const std::string& name, const std::string& prefix, int files) {
+        Host& h = add_host(name);
+        for (int i = 0; i < files; ++i) write_file(h.tree + "/" + prefix + std::to_string(i), "x");
+        start_and_scan(h);
+        expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", name});
+        return h;
+    }
+
+    // The host's `wsctl status --json` says the fleet has no error.
+    void expect_no_fleet_error(Host& h) {
+        const Exit st = local(h, {"status", "--json"});
+        const auto doc = nlohmann::json::parse(st.out, nullptr, false);
+        ASSERT_TRUE(doc.is_object() && doc.contains("fleet")) << st.out;
+        EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
     }
 
     void start_and_scan(Host& h) {
@@ -128,6 +167,22 @@ class FleetTest : public ::testing::Test {
                << h.daemon->log();
     }
 
+    // `wsctl fleet <args>` (a find with -0, no --host) prints each host's own `wsctl <args>`,
+    // each record prefixed with "host:", hosts in name order (hosts_ is in name order).
+    // Returns what each host printed (to check that a comparison was not of nothing).
+    std::string expect_fleet_equals_union(const std::vector<std::string>& args) {
+        std::string want;
+        for (Host& h : hosts_) {
+            const Exit r = local(h, args);
+            EXPECT_EQ(r.code, 0) << r.err;
+            want += with_host(h.name, r.out);
+        }
+        const Exit all = fleet(args);
+        EXPECT_EQ(all.code, 0) << all.err;
+        EXPECT_EQ(all.out, want) << testing::PrintToString(args);
+        return want;
+    }
+
     // The host's fleet.last_error in `wsctl status --json`, polled until it is not empty.
     std::string await_fleet_error(Host& h) {
         const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
@@ -161,12 +216,6 @@ PostgresServer* FleetTest::server_ = nullptr;
 std::string* FleetTest::start_error_ = nullptr;
 
 TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    const Exit init = fleet({"init"});
-    ASSERT_EQ(init.code, 0) << init.err;
-
     hosts_.reserve(3);
     Host& alpha = add_host("alpha");
     make_dir(alpha.tree + "/docs");
@@ -194,19 +243,7 @@ TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
     }
 
     // Without --host, every record is "host:" and the host's own record, hosts in name order.
-    std::string want;
-    for (Host& h : hosts_) {
-        const Exit r = local(h, {"find", "-0", "report"});
-        ASSERT_EQ(r.code, 0);
-        for (std::size_t at = 0; at < r.out.size();) {
-            const std::size_t end = r.out.find('\0', at);
-            want += h.name + ":" + r.out.substr(at, end + 1 - at);
-            at = end + 1;
-        }
-    }
-    const Exit all = fleet({"find", "-0", "report"});
-    ASSERT_EQ(all.code, 0) << all.err;
-    EXPECT_EQ(all.out, want);
+    expect_fleet_equals_union({"find", "-0", "report"});
 
     // A change on one host, rescanned, reaches the fleet answer; the others stay as they were.
     write_file(beta.tree + "/src/deep/fresh-report.txt", "new");
@@ -231,10 +268,6 @@ TEST_F(FleetTest, HostsPublishAndFleetAnswersLikeEachHost) {
 // PostgreSQL stops while a host changes: the host keeps indexing, says why in status, and the
 // fleet converges once PostgreSQL is back (the publisher retries).
 TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     Host& delta = add_host("delta");
     write_file(delta.tree + "/before.txt", "1");
     start_and_scan(delta);
@@ -262,22 +295,14 @@ TEST_F(FleetTest, OutageIsReportedAndTheFleetConvergesAfterIt) {
     std::string error;
     ASSERT_TRUE(server_->resume(error)) << error;
     expect_converges(delta, {"find", "-0"}, {"find", "-0", "--host", "delta"});
-    const Exit st = local(delta, {"status", "--json"});
-    const auto doc = nlohmann::json::parse(st.out, nullptr, false);
-    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << st.out;
+    expect_no_fleet_error(delta);
 }
 
 // Readers never see a host half published: in one statement, the host's rows always number
 // what its hosts row says, while the host publishes generation after generation.
 TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
-    Host& h = add_host("epsilon");
-    for (int i = 0; i < 2000; ++i) write_file(h.tree + "/f" + std::to_string(i), "x");
-    start_and_scan(h);
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "epsilon"});
+    Host& h = published_host("epsilon", "f", 2000);
+    ASSERT_FALSE(HasFatalFailure());
 
     std::atomic<bool> stop{false};
     std::atomic<int> reads{0};
@@ -320,10 +345,6 @@ TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
 }
 
 TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     PgConnection conn;
     ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
     ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 99"));
@@ -340,10 +361,6 @@ TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
 // say why the fleet lags (and never show the password), and once the role exists the retries
 // (1 s, 2 s, 4 s, ...) publish.
 TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
     std::string url = server_->url();
     const std::size_t user = url.find("user=wsfleet");
     ASSERT_NE(user, std::string::npos) << url;
@@ -372,10 +389,7 @@ TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
     ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
     ASSERT_TRUE(admin.exec("CREATE ROLE fleet_latecomer LOGIN SUPERUSER"));
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "zeta"});
-    const Exit after = local(h, {"status", "--json"});
-    const auto doc = nlohmann::json::parse(after.out, nullptr, false);
-    ASSERT_TRUE(doc.is_object() && doc.contains("fleet")) << after.out;
-    EXPECT_EQ(doc["fleet"].value("last_error", "?"), "") << after.out;
+    expect_no_fleet_error(h);
 }
 
 // A publish killed halfway (its backend terminated after the COPY, with the host's entries
@@ -384,14 +398,8 @@ TEST_F(FleetTest, WrongCredentialsAreReportedAndRetried) {
 // waits at the dirs swap, and holds the host's advisory lock so that the retry waits until
 // the previous generation has been checked.
 TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
-    if (!PostgresServer::available()) {
-        WSINDEX_SKIP_OR_FAIL_IN_CI() << "PostgreSQL 15 is not installed (" << kPostgresBin << ")";
-    }
-    ASSERT_EQ(fleet({"init"}).code, 0);
-    Host& h = add_host("eta");
-    for (int i = 0; i < 200; ++i) write_file(h.tree + "/old" + std::to_string(i), "x");
-    start_and_scan(h);
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
+    Host& h = published_host("eta", "old", 200);
+    ASSERT_FALSE(HasFatalFailure());
     const Exit old_find = fleet({"find", "-0", "--host", "eta"});
     const Exit old_du = fleet({"du", "-b", "--host", "eta"});
     ASSERT_EQ(old_find.code, 0);
@@ -456,6 +464,162 @@ TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
     expect_converges(h, {"du", "-b"}, {"du", "-b", "--host", "eta"});
     EXPECT_NE(published_generation("eta"), old_generation);
+}
+
+// `wsctl fleet find` takes find's filters and outputs: each filter's answer is, record for
+// record, what each host's own `wsctl find` prints with it (with "host:" before each path).
+TEST_F(FleetTest, FindFiltersAnswerLikeEachHostsFind) {
+    hosts_.reserve(2);
+    constexpr std::int64_t kOld = 978307200;  // 2001-01-01
+    for (const char* name : {"iota", "kappa"}) {
+        Host& h = add_host(name);
+        const std::string& t = h.tree;
+        make_dir(t + "/sub");
+        make_dir(t + "/Sub2");
+        make_dir(t + "/sub/Logs");
+        write_file(t + "/Report.TXT", std::string(150, 'r'));
+        write_file(t + "/sub/report.txt", "r");
+        write_file(t + "/sub/REPORT.md", std::string(5000, 'm'));
+        write_file(t + "/sub/Logs/app.log", std::string(20, 'l'));
+        write_file(t + "/sub/Logs/App.LOG", "");
+        write_file(t + "/caf\xc3\xa9.txt", "utf-8 name");  // "café": '?' is one character
+        write_file(t + "/bad\xff\x41.log", "x");           // not UTF-8, and an 'A' after it
+        write_file(t + "/back\\slash[1]%_.txt", "odd bytes for LIKE and GLOB");
+        write_file(t + "/" + name + "-only.dat", std::string(100, 'd'));
+        set_mtime(t + "/sub/report.txt", kOld);
+        set_mtime(t + "/Sub2", kOld);
+    }
+    for (Host& h : hosts_) start_and_scan(h);
+    for (Host& h : hosts_) expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", h.name});
+
+    const std::vector<std::vector<std::string>> filters = {
+        {"-i", "report"},
+        {"-i", "CAF\xc3\xa9"},  // ASCII letters folded, the other bytes kept
+        {"-i",
+         "\xff"
+         "a"},
+        {"slash[1]%_"},
+        {"--glob", "*.txt"},
+        {"--glob", "-i", "r?port.*"},
+        {"--glob", "caf?.txt"},
+        {"--glob", "bad?A.log"},
+        {"--glob", "[a-c]*"},
+        {"--glob", "-i", "[^a]*.log"},
+        {"--glob", "*/sub/*/*.log"},
+        {"--glob", "*\\slash[[]1]*"},
+        {"--glob", "unterminated["},
+        {"--regex", "/sub/[^/]*\\.(txt|md)$"},
+        {"--regex", "-i", "/logs/app\\.log$"},
+        {"--regex", "caf\xc3\xa9|\xff"},
+        {"--regex", "\\\\slash\\["},
+        {"-t", "d"},
+        {"-t", "f,d", "sub"},
+        {"--size", "+100"},
+        {"--size", "-1"},
+        {"--size", "+10", "--size", "-150"},
+        {"--size", "150"},
+        {"--newer", "2010-01-01"},
+        {"-i", "--type", "f", "--size", "-200", "--glob", "*.t?t"},
+    };
+    for (const auto& filter : filters) {
+        std::vector<std::string> args = {"find", "-0"};
+        args.insert(args.end(), filter.begin(), filter.end());
+        SCOPED_TRACE(testing::PrintToString(args));
+        const std::string want = expect_fleet_equals_union(args);
+        if (filter.back() != "unterminated[") {
+            EXPECT_NE(want, "");
+        }
+    }
+    // A directory above every host's root: each host's whole index (`wsctl find --under` on a
+    // host refuses a directory its index does not hold).
+    std::string everything;
+    for (Host& h : hosts_) everything += with_host(h.name, local(h, {"find", "-0"}).out);
+    const Exit under_all = fleet({"find", "-0", "--under", scratch_.path()});
+    EXPECT_EQ(under_all.out, everything);
+
+    Host& h = hosts_.front();
+    // --under, --limit and -l with --host: exactly the host's own output.
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"find", "-0", "--under", h.tree + "/sub"},
+          std::vector<std::string>{"find", "-0", "--limit", "3"},
+          std::vector<std::string>{"find", "-l", "-i", "report"},
+          std::vector<std::string>{"find", "-l", "--type", "d"}}) {
+        SCOPED_TRACE(testing::PrintToString(args));
+        const Exit want = local(h, args);
+        ASSERT_EQ(want.code, 0) << want.err;
+        std::vector<std::string> fleet_args = args;
+        fleet_args.insert(fleet_args.end(), {"--host", h.name});
+        const Exit got = fleet(fleet_args);
+        ASSERT_EQ(got.code, 0) << got.err;
+        EXPECT_EQ(got.out, want.out);
+        EXPECT_FALSE(want.out.empty());
+    }
+
+    // --json: the host's entries, member for member, and the host.
+    const Exit want = local(h, {"find", "--json", "--glob", "*.log"});
+    const Exit got = fleet({"find", "--json", "--glob", "*.log"});
+    ASSERT_EQ(want.code, 0) << want.err;
+    ASSERT_EQ(got.code, 0) << got.err;
+    auto want_doc = nlohmann::json::parse(want.out);
+    auto got_doc = nlohmann::json::parse(got.out);
+    nlohmann::json mine = nlohmann::json::array();
+    for (auto entry : got_doc["entries"]) {
+        if (entry["host"] != h.name) continue;
+        entry.erase("host");
+        mine.push_back(entry);
+    }
+    EXPECT_EQ(mine, want_doc["entries"]);
+    EXPECT_EQ(mine.size(), 2U) << got.out;
+
+    // Bad patterns and options are usage errors, before any query.
+    EXPECT_EQ(fleet({"find", "--regex", "a("}).code, 2);
+    EXPECT_EQ(fleet({"find", "--size", "+x"}).code, 2);
+    EXPECT_EQ(fleet({"find", "-0", "-l"}).code, 2);
+}
+
+// The publisher reads password_file before each connection: after the role's password and the
+// file change, the next publish (or its retry) logs in with the new one, without a restart.
+TEST_F(FleetTest, RotatedPasswordIsUsedWithoutARestart) {
+    PgConnection admin;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &admin));
+    ASSERT_TRUE(admin.exec("CREATE ROLE fleet_rotating LOGIN SUPERUSER PASSWORD 'first-pw'"));
+    std::string error;
+    ASSERT_TRUE(server_->require_password("fleet_rotating", error)) << error;
+    std::string url = server_->url();
+    const std::size_t user = url.find("user=wsfleet");
+    ASSERT_NE(user, std::string::npos) << url;
+    url.replace(user, std::string("user=wsfleet").size(), "user=fleet_rotating");
+    // The reload is asynchronous: wait until a login without the password is refused.
+    const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+    for (;;) {
+        PgConnection probe;
+        if (!PgConnection::connect(url, "", &probe)) break;
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "pg_hba.conf never reloaded";
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a condition
+    }
+    const std::string pw_file = scratch_ / "rotating.pw";
+    // Replaced whole (rename), as a rotation tool would, so no reader sees it half written.
+    const auto set_password_file = [&](const std::string& password) {
+        write_file(pw_file + ".new", password + "\n");
+        ASSERT_EQ(::rename((pw_file + ".new").c_str(), pw_file.c_str()), 0);
+    };
+    set_password_file("first-pw");
+    Host& h = add_host("theta", "url = \"" + url + "\"\npassword_file = \"" + pw_file + "\"\n");
+    write_file(h.tree + "/one.txt", "1");
+    start_and_scan(h);
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "theta"});
+
+    // The password changes on the server: the next publish is refused (so the password is
+    // really checked), then the file changes and a retry publishes.
+    ASSERT_TRUE(admin.exec("ALTER ROLE fleet_rotating PASSWORD 'second-pw'"));
+    write_file(h.tree + "/two.txt", "2");
+    ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
+    const std::string refused = await_fleet_error(h);
+    EXPECT_NE(refused.find("password authentication failed"), std::string::npos) << refused;
+    set_password_file("second-pw");
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "theta"});
+    expect_no_fleet_error(h);
+    EXPECT_EQ(h.daemon->log().find("second-pw"), std::string::npos) << h.daemon->log();
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "fleet/pg_connection.hpp"
@@ -105,6 +106,22 @@ bool PostgresServer::launch(std::string& error) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling for readiness
     }
+    return true;
+}
+
+bool PostgresServer::require_password(const std::string& role, std::string& error) {
+    const std::string hba = dir_ + "/data/pg_hba.conf";
+    const std::string rules = cli::test::read_file(hba);
+    // The first matching line wins: this one goes before the "trust" ones. Written in place,
+    // so the file keeps its owner (the server's user).
+    std::ofstream out(hba, std::ios::trunc);
+    out << "local all " << role << " scram-sha-256\n" << rules;
+    out.close();
+    if (!out || rules.empty()) {
+        error = "cannot rewrite " + hba;
+        return false;
+    }
+    server_.kill(SIGHUP);
     return true;
 }
 

@@ -30,6 +30,11 @@ class PostgresServer {
     void pause();
     bool resume(std::string& error);
 
+    // Password authentication (SCRAM) for `role` on the socket, every other role still
+    // trusted. Applied by a reload (SIGHUP), which takes effect shortly after this returns:
+    // callers poll until a connection without a password is refused.
+    bool require_password(const std::string& role, std::string& error);
+
     // libpq connection strings (key=value form) for the fleet database and for `postgres`.
     [[nodiscard]] std::string url() const;
     [[nodiscard]] std::string admin_url() const;

@@ -293,7 +293,10 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
                       "a changed file's path cannot be resolved");
             return;
         case FdPath::deleted:
+            // The kernel printed a removed name (still open somewhere); the file may have
+            // others, inside a root.
             ++stats_.stale_handles;
+            report_if_linked(fd.get());
             return;
         case FdPath::ok:
             break;

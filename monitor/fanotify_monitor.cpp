@@ -25,6 +25,8 @@ constexpr unsigned kEventFlags = O_RDONLY | O_LARGEFILE | O_CLOEXEC;
 // reports that as an inode-only FAN_ATTRIB (changed_object) as well.
 constexpr std::uint64_t kOutsideChangeMask =
     FAN_MODIFY | FAN_ATTRIB | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_RENAME;
+// Further tries of open_by_handle_at after ENOMEM (see open_handle).
+constexpr int kHandleRetries = 3;
 // Buffers read per process_available(): bounds the work of one call under a storm.
 constexpr int kMaxReadsPerCall = 16;
 
@@ -248,8 +250,14 @@ core::UniqueFd FanotifyMonitor::open_handle(const std::string& fsid, const void*
     const auto* fh = static_cast<const struct file_handle*>(fh_ptr);
     std::string storage(sizeof(struct file_handle) + fh->handle_bytes, '\0');
     std::memcpy(storage.data(), fh, storage.size());
-    core::UniqueFd fd(::open_by_handle_at(
-        via.get(), reinterpret_cast<struct file_handle*>(storage.data()), flags | O_CLOEXEC));
+    auto* handle = reinterpret_cast<struct file_handle*>(storage.data());
+    core::UniqueFd fd(::open_by_handle_at(via.get(), handle, flags | O_CLOEXEC));
+    // ENOMEM is what the kernel passes on when reconnecting a directory to its parents failed
+    // transiently (a directory on the path moved meanwhile): seen under a storm of renames.
+    // A few more tries spare a rescan of the whole root.
+    for (int retry = 0; !fd.valid() && errno == ENOMEM && retry < kHandleRetries; ++retry) {
+        fd.reset(::open_by_handle_at(via.get(), handle, flags | O_CLOEXEC));
+    }
     if (!fd.valid()) {
         if (errno == ESTALE || errno == ENOENT) {
             // Gone: its removal is (or was) reported in its directory.

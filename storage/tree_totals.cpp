@@ -64,24 +64,42 @@ void TreeTotals::finish() {
     if (links_.empty()) return;
 
     // Each multi-link inode adds itself once to every directory above any of its names: walk
-    // up from each name, stopping where this inode's group already passed.
+    // up from each name, stopping where this inode's group already passed. Its names may show
+    // different sizes (a file written between the stats of two of its names during the scan):
+    // each directory counts the largest size, and apart from it the largest blocks, among the
+    // names below it, as the recount from `links` does (totals_adjuster.cpp, scan_swap.cpp);
+    // otherwise a later live update of one name, which adjusts totals by difference against
+    // that recount, would leave the common ancestors off by the difference for good. Walking
+    // the names of a group from the largest down gives each directory the largest below it.
     multi_.assign(size_, Totals{});
-    std::vector<std::uint64_t> stamp(size_, 0);  // the last link group that touched a dir
-    std::sort(links_.begin(), links_.end(), [](const LinkName& a, const LinkName& b) {
-        return a.dev != b.dev ? a.dev < b.dev : a.ino < b.ino;
-    });
-    std::uint64_t group = 0;
-    for (std::size_t i = 0; i < links_.size(); ++i) {
-        if (i == 0 || links_[i].dev != links_[i - 1].dev || links_[i].ino != links_[i - 1].ino) {
-            ++group;
+    const auto count = [&](auto value_of, auto add_to) {
+        std::sort(links_.begin(), links_.end(), [&](const LinkName& a, const LinkName& b) {
+            if (a.dev != b.dev) return a.dev < b.dev;
+            if (a.ino != b.ino) return a.ino < b.ino;
+            return value_of(a) > value_of(b);
+        });
+        std::vector<std::uint64_t> stamp(size_, 0);  // the last link group that touched a dir
+        std::uint64_t group = 0;
+        for (std::size_t i = 0; i < links_.size(); ++i) {
+            if (i == 0 || links_[i].dev != links_[i - 1].dev ||
+                links_[i].ino != links_[i - 1].ino) {
+                ++group;
+            }
+            const LinkName& l = links_[i];
+            for (std::uint64_t id = l.dir; id != 0 && id < size_; id = dir(id).parent) {
+                if (stamp[id] == group) break;  // this inode already counted here and above
+                stamp[id] = group;
+                add_to(multi_[id], l);
+            }
         }
-        const LinkName& l = links_[i];
-        for (std::uint64_t id = l.dir; id != 0 && id < size_; id = dir(id).parent) {
-            if (stamp[id] == group) break;  // this inode already counted here and above
-            stamp[id] = group;
-            multi_[id] += Totals{l.size, l.blocks, 1, 0};
-        }
-    }
+    };
+    count([](const LinkName& l) { return l.size; },
+          [](Totals& t, const LinkName& l) {
+              t.size += l.size;
+              t.files += 1;
+          });
+    count([](const LinkName& l) { return l.blocks; },
+          [](Totals& t, const LinkName& l) { t.blocks += l.blocks; });
 }
 
 Totals TreeTotals::total(std::uint64_t id) const {

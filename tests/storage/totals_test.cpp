@@ -93,6 +93,39 @@ TEST(Totals, SubtreeRescanAdjustsAncestorsExactly) {
     EXPECT_EQ(test::query_int(w->database(), "SELECT count(*) FROM garbage"), 0);
 }
 
+// Two names of one inode seen at two sizes (the file was written between their stats during the
+// scan): every directory counts the largest size and blocks below it, as the recount from
+// `links` does. A later change is adjusted by difference against that recount, so any other
+// choice would stay wrong in the common ancestors (here /r) for good.
+std::vector<core::WalkResult> linked_tree(std::int64_t h1_size, std::int64_t h1_blocks) {
+    Synth t("/r");
+    t.file(t.dir(1, "a"), "h1", h1_size, h1_blocks, 7, 2);
+    t.file(t.dir(1, "b"), "h2", 70, 8, 7, 2);
+    return t.results();
+}
+
+TEST(Totals, NamesOfOneInodeSeenAtTwoSizesCountTheLargestThenAdjustExactly) {
+    for (unsigned seed = 1; seed <= 8; ++seed) {  // either name may come first
+        SCOPED_TRACE(seed);
+        TempDir dir;
+        std::unique_ptr<ScanWriter> w;
+        ASSERT_TRUE(ScanWriter::open(dir / "index.db", &w));
+        ASSERT_TRUE(scan(*w, "/r", linked_tree(50, 4), seed));
+        auto m = totals_of(w->database());
+        EXPECT_EQ(m["/r/a"], (Totals{60, 5, 1, 0}));
+        EXPECT_EQ(m["/r/b"], (Totals{80, 9, 1, 0}));
+        EXPECT_EQ(m["/r"], (Totals{100, 11, 1, 2}));
+        // A rescan of /r/a that sees h1 as it now is: the same as a fresh scan.
+        Synth a("/r/a");
+        a.file(1, "h1", 70, 8, 7, 2);
+        ASSERT_TRUE(scan(*w, "/r/a", a.results(), seed));
+        std::unique_ptr<ScanWriter> fresh;
+        ASSERT_TRUE(ScanWriter::open(dir / "fresh.db", &fresh));
+        ASSERT_TRUE(scan(*fresh, "/r", linked_tree(70, 8), seed));
+        EXPECT_EQ(totals_of(w->database()), totals_of(fresh->database()));
+    }
+}
+
 TEST(Totals, RescanOfTheRootReplacesEverything) {
     TempDir dir;
     std::unique_ptr<ScanWriter> w;

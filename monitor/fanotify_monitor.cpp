@@ -156,6 +156,7 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
     }
     bool named_directory = false;  // a DFID or DFID_NAME record came with the event
     bool named_inside = false;     // ... and one of them named a directory under a root
+    bool named_outside = false;    // ... and one named a directory outside every root
     std::optional<HandleKey> object_key;
     const void* object_fh = nullptr;
     while (p + sizeof(struct fanotify_event_info_header) <= end) {
@@ -190,10 +191,14 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
                     }
                 } else {
                     // e.g. an attribute change of the directory itself
-                    named_inside |= dirty_dir(key, fh, {});
+                    const bool inside = dirty_dir(key, fh, {});
+                    named_inside |= inside;
+                    named_outside |= !inside;
                 }
             } else {
-                named_inside |= dirty_dir(key, fh, name);  // the parent directory of `name`
+                const bool inside = dirty_dir(key, fh, name);  // the parent directory of `name`
+                named_inside |= inside;
+                named_outside |= !inside;
             }
         }
         // FAN_EVENT_INFO_TYPE_FID names the child itself: with a directory record, the named
@@ -210,6 +215,10 @@ void FanotifyMonitor::handle_event(const struct fanotify_event_metadata& meta, c
         // count change (an object-only event, above) before the name.
         if (!links_changed_.contains(*object_key)) outside_seen_.insert(*object_key);
     } else if (!named_inside && (meta.mask & kOutsideChangeMask) != 0) {
+        changed_outside(*object_key, object_fh);
+    } else if (named_outside && (meta.mask & FAN_RENAME) != 0) {
+        // Moved out of the roots (or in): a name that a link made inside a root and that left
+        // before its directory was re-listed leaves the other names' link count unseen there.
         changed_outside(*object_key, object_fh);
     }
 }

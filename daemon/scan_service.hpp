@@ -199,14 +199,8 @@ class ScanService {
     void reschedule_locked(const std::string& root, bool completed);
     void notify(const ScanJob& job) const;
     // The live index (scan_service_live.cpp). Scan thread, no lock held.
-    // One live batch: the changed directories, then the reported inodes (LiveChanges::inodes)
-    // that the batch did not stat, whose indexed names become the next batch's changes.
     void run_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
                   Clock::time_point oldest);
-    // Re-lists `dirs`, walks what is new, applies it all in one transaction; adds to
-    // `statted` every file inode it stat'ed.
-    void apply_live_dirs(std::vector<ChangedDir> dirs, Clock::time_point oldest,
-                         std::set<monitor::InodeId>* statted);
     // The indexed names of `inodes` as named changes of their directories, merged into
     // `changed` (scan thread). Inodes the index holds with one name (not in `links`) wait in
     // unlinked_inodes_ for a pass over `entries`, done at most every so often (their cost).

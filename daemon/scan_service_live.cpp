@@ -160,25 +160,9 @@ void ScanService::add_linked_names(const std::vector<monitor::InodeId>& inodes,
 
 void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor::InodeId> inodes,
                            Clock::time_point oldest) {
-    std::set<monitor::InodeId> statted;
-    if (!changed.empty()) apply_live_dirs(std::move(changed), oldest, &statted);
-    // An inode the batch stat'ed is settled: a name of it with nlink > 1 re-lists its
-    // directory whole next, and inode_sync brought its other names along. The others (a name
-    // outside the roots, or one whose directory left before the batch stat'ed it) are found
-    // by their indexed names, for the next batch.
-    std::erase_if(inodes, [&](const monitor::InodeId& i) { return statted.contains(i); });
-    std::vector<ChangedDir> linked;
-    add_linked_names(inodes, &linked);
-    if (linked.empty()) return;
-    std::lock_guard lock(mutex_);
-    if (live_dirs_.empty()) live_oldest_ = oldest;
-    for (ChangedDir& d : linked) merge_changed_locked(std::move(d));
-    live_stats_.pending_dirs = live_dirs_.size();
-}
-
-void ScanService::apply_live_dirs(std::vector<ChangedDir> changed, Clock::time_point oldest,
-                                  std::set<monitor::InodeId>* statted) {
     const Clock::time_point started = Clock::now();
+    add_linked_names(inodes, &changed);
+    if (changed.empty()) return;
     core::WalkOptions walk;
     bool one_file_system = false;
     std::vector<std::pair<std::string, bool>> roots;  // configured roots: one_file_system
@@ -267,11 +251,6 @@ void ScanService::apply_live_dirs(std::vector<ChangedDir> changed, Clock::time_p
         std::vector<std::string>& rewalk = whole_rewalk[i];
         std::sort(rewalk.begin(), rewalk.end());
         listings[first_whole + i].rewalk = std::move(rewalk);
-    }
-    for (const storage::RelistedDir& d : listings) {
-        for (const core::WalkResult& e : d.entries) {
-            if (e.has_stat && !e.is_dir()) statted->insert({e.dev, e.ino});
-        }
     }
     const Clock::time_point listed_at = Clock::now();
     if (!listed) {

@@ -27,10 +27,9 @@ struct InodeId {
 // `key` is set when the directory was registered; `path` is set when the backend knows it
 // (always for inotify; for fanotify only on the slow path that resolves unknown handles).
 //
-// Or, with neither key nor path, a hard-linked file (`inode`) that changed through a name outside
-// every root, or whose link count changed: its other names were not named by the event, and
-// only the index knows them (the daemon re-stats the names it holds for that inode, unless its
-// batch stat'ed the inode anyway).
+// Or, with neither key nor path, a hard-linked file that changed through a name outside every
+// root (`inode`): its names inside a root were not named by the event, and only the index knows
+// them (the daemon re-stats the names it holds for that inode).
 struct DirChange {
     std::optional<DirKey> key;
     std::string path;

@@ -331,10 +331,6 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     std::string name = path.substr(slash + 1);
     path.resize(slash == 0 ? 1 : slash);
     sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::move(name), {}});
-    // That name may leave before the batch stats it (its directory moved out of the roots):
-    // with other names, the inode goes along, and the daemon looks its indexed names up if the
-    // batch did not stat it.
-    report_if_linked(fd.get());
 }
 
 bool FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::string_view name) {
@@ -402,7 +398,7 @@ void FanotifyMonitor::changed_outside(const HandleKey& key, const void* fh_ptr) 
 void FanotifyMonitor::report_if_linked(int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2) return;
-    ++stats_.linked;
+    ++stats_.linked_outside;
     DirChange change;
     change.inode =
         InodeId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};

@@ -30,13 +30,13 @@ namespace wsindex::monitor {
 class FanotifyMonitor {
   public:
     struct Stats {
-        std::uint64_t events = 0;         // event records read
-        std::uint64_t overflows = 0;      // FAN_Q_OVERFLOW seen
-        std::uint64_t slow_path = 0;      // unknown handles resolved to a path
-        std::uint64_t outside_roots = 0;  // dropped: the directory is under no root
-        std::uint64_t stale_handles = 0;  // dropped: the directory no longer exists
-        std::uint64_t unresolvable = 0;   // reported: the directory could not be identified
-        std::uint64_t linked = 0;         // hard-linked files reported as inodes (DirChange::inode)
+        std::uint64_t events = 0;          // event records read
+        std::uint64_t overflows = 0;       // FAN_Q_OVERFLOW seen
+        std::uint64_t slow_path = 0;       // unknown handles resolved to a path
+        std::uint64_t outside_roots = 0;   // dropped: the directory is under no root
+        std::uint64_t stale_handles = 0;   // dropped: the directory no longer exists
+        std::uint64_t unresolvable = 0;    // reported: the directory could not be identified
+        std::uint64_t linked_outside = 0;  // hard-linked files changed through a name outside
     };
 
     explicit FanotifyMonitor(ChangeSink& sink) : sink_(sink) {}

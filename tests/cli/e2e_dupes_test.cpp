@@ -168,6 +168,18 @@ class Dupes : public EndToEnd {
         return parse_groups0(r.out);
     }
 
+    // The tree scanned and its groups checked, then b/y rewritten with other content of the
+    // same size (a duplicate of a/x no more) and a distinct mtime.
+    void scan_then_change_b_y() {
+        make_tree();
+        scan(tree_);
+        ASSERT_EQ(dupes0(), reference_groups(tree_));
+        std::string other = read_all(tree_ + "/b/y");
+        other[0] = static_cast<char>(other[0] ^ 1);
+        write_file(tree_ + "/b/y", other);
+        set_distinct_mtime(tree_ + "/b/y");
+    }
+
     std::string tree_;
 };
 
@@ -218,14 +230,8 @@ class DupesWithoutLiveIndex : public Dupes {
 };
 
 TEST_F(DupesWithoutLiveIndex, AChangedFileIsRehashedAndReportedUntilRescanned) {
-    make_tree();
-    scan(tree_);
-    ASSERT_EQ(dupes0(), reference_groups(tree_));
     // Same size, other content: the index still has the old metadata until the rescan.
-    std::string other = read_all(tree_ + "/b/y");
-    other[0] = static_cast<char>(other[0] ^ 1);
-    write_file(tree_ + "/b/y", other);
-    set_distinct_mtime(tree_ + "/b/y");
+    ASSERT_NO_FATAL_FAILURE(scan_then_change_b_y());
     const nlohmann::json stale = json_of({"dupes", tree_});
     bool reported = false;
     for (const auto& p : stale.at("changed")) reported |= path_of(p) == tree_ + "/b/y";
@@ -237,13 +243,7 @@ TEST_F(DupesWithoutLiveIndex, AChangedFileIsRehashedAndReportedUntilRescanned) {
 }
 
 TEST_F(Dupes, ALiveUpdateRehashesAChangedFileWithoutARescan) {
-    make_tree();
-    scan(tree_);
-    ASSERT_EQ(dupes0(), reference_groups(tree_));
-    std::string other = read_all(tree_ + "/b/y");
-    other[0] = static_cast<char>(other[0] ^ 1);
-    write_file(tree_ + "/b/y", other);
-    set_distinct_mtime(tree_ + "/b/y");
+    ASSERT_NO_FATAL_FAILURE(scan_then_change_b_y());
     // Until the live update lands, b/y is reported as changed; once it has, it is hashed again
     // and leaves its old group, with no scan in between.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

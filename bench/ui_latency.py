@@ -18,6 +18,9 @@ browser's numbers: that is the point of an index). Then, in a 120x40 tmux pane:
 - search (wsctl ui only: the others have none over the whole tree): `/` NAME Enter until the
   results are drawn, NAME a substring of some entries' names.
 
+Also timed: the tmux floor (a program that only prints a line), which every "through tmux"
+figure includes. The daemon is left to go quiet after its scan (name index, checkpoint) first.
+
 Printed: medians (and min/max) in milliseconds. Standard library only; needs tmux.
 """
 import argparse
@@ -147,6 +150,30 @@ def bench_wsctl(t, daemon, tree, args, work, pattern):
     print(summary("wsctl ui search (through tmux)", search_seen))
 
 
+def wait_quiet(daemon, quiet_s=1.0, timeout=300.0):
+    """Waits until the daemon used no CPU for `quiet_s` (after a scan it still builds its name
+    index and checkpoints its database; timing the browser then measures that work)."""
+    deadline = time.monotonic() + timeout
+    last = livelib.cpu_seconds(daemon.pid)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = livelib.cpu_seconds(daemon.pid)
+        if now - last < 0.01:
+            return
+        last = now
+
+
+def bench_floor(t, runs):
+    """The floor of every "through tmux" figure: a window whose program only prints a line."""
+    seen = []
+    for _ in range(runs):
+        t0 = t.window("printf 'floor-ready\\n'; exec sleep 60", {})
+        t1, _ = t.wait(lambda s: "floor-ready" in s)
+        seen.append((t1 - t0) * 1000)
+    t.cmd(["kill-window", "-t", "bench:run"], check=False)
+    print(summary("tmux floor: a program that only prints", seen))
+
+
 def bench_peer(t, name, command, ready, runs, quit_keys):
     seen = []
     for _ in range(runs):
@@ -181,7 +208,9 @@ def main():
         t0 = time.monotonic()
         daemon.scan(tree)
         print(f"# tree {tree}; wsindexd scan {time.monotonic() - t0:.1f} s (not in the figures)")
+        wait_quiet(daemon)
         t = Tmux(work)
+        bench_floor(t, args.runs)
         bench_wsctl(t, daemon, tree, args, work, args.pattern)
         peers = [p for p in args.peers.split(",") if p]
         marker = f"--- {tree} "

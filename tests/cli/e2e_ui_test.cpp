@@ -351,6 +351,23 @@ TEST_F(UiEndToEnd, RescanShowsAChangeAndOddNamesStayOnTheirRows) {
     t.wait_for_text("wsctl-exit=0");
 }
 
+TEST_F(UiEndToEnd, RefreshesByItselfWhenAScanFromElsewhereChangesTheIndex) {
+    Tmux t(scratch_.path());
+    ASSERT_NO_FATAL_FAILURE(t.start(ui_command(tree_)));
+    wait_rows(t, tree_, 4);
+    // Another client's scan, no key pressed in the browser: its Status poll sees the scan end
+    // and reads the directory again.
+    write_file(tree_ + "/zz-new", 300000);
+    scan(tree_);
+    const std::vector<Row> rows = wait_rows(t, tree_, 5);
+    ASSERT_EQ(rows.size(), 5u);
+    EXPECT_EQ(rows[0].name, "zz-new");
+    EXPECT_EQ(rows[0].size, 300000u);
+    t.wait_for_text("Total: " + std::to_string(du_sb(tree_, scratch_.path())) + " ");
+    ASSERT_NO_FATAL_FAILURE(t.keys({"q"}));
+    t.wait_for_text("wsctl-exit=0");
+}
+
 TEST_F(UiEndToEnd, ADirectoryTooLargeForOneMessageIsListedWhole) {
     // 5000 entries with their columns take more than the 1 MiB message cap: streamed.
     const std::string wide = tree_ + "/wide";

@@ -119,11 +119,14 @@ core::Status dupe_candidates(Database& db, const CandidateQuery& q,
                  std::to_string(2 * i + 3) + ")";
     }
     where += ")";
-    // The candidates are grouped and ordered here rather than in SQL: a sort of the rows' keys
-    // costs less than SQLite's sorter over whole rows, and the cache is read apart (below).
+    // Every file row comes back as its directory's id and its name: most rows are no candidates
+    // (and a path per row, built in SQL, costs an allocation per row), so paths are built below
+    // only for the candidates, from each directory's prefix (copied once per directory: rows come
+    // directory by directory, as the join walks dirs). Grouping and ordering are
+    // done here rather than in SQL: a sort of small keys costs less than SQLite's sorter over rows.
     const std::string sql =
-        "SELECT d.prefix || e.name, e.size, e.mtime_ns, coalesce(e.ctime_ns, e.mtime_ns),"
-        " e.dev, e.ino FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
+        "SELECT e.dir, e.name, e.size, e.mtime_ns, coalesce(e.ctime_ns, e.mtime_ns), e.dev, e.ino,"
+        " d.prefix FROM entries AS e JOIN dirs AS d ON d.id = e.dir"
         " WHERE e.type = 'f' AND e.size >= ?1 AND e.dev IS NOT NULL AND e.ino IS NOT NULL"
         "  AND e.mtime_ns IS NOT NULL AND d.id != 0 AND " +
         where;
@@ -136,46 +139,88 @@ core::Status dupe_candidates(Database& db, const CandidateQuery& q,
         s.bind_blob(static_cast<int>(2 * i + 2), ranges[i].lo);
         s.bind_blob(static_cast<int>(2 * i + 3), ranges[i].hi);
     }
-    std::vector<DupeCandidate> rows;
-    for (bool row = true;;) {
-        if (auto st = s.step(&row); !st) return st;
-        if (!row) break;
-        DupeCandidate& c = rows.emplace_back();
-        c.path.assign(s.column_bytes(0));
-        c.size = s.column_int64(1);
-        c.mtime_ns = s.column_int64(2);
-        c.ctime_ns = s.column_int64(3);
-        c.dev = static_cast<std::uint64_t>(s.column_int64(4));
-        c.ino = static_cast<std::uint64_t>(s.column_int64(5));
-    }
-    // By size descending, then inode, then path (only hard links compare paths). The keys are
-    // sorted apart from the rows: the rows are large and scattered.
-    struct Key {
+    struct Row {
         std::int64_t size;
         std::uint64_t dev;
         std::uint64_t ino;
-        std::size_t row;
+        std::int64_t mtime_ns;
+        std::int64_t ctime_ns;
+        std::int64_t dir;
+        std::size_t name_at;  // in `names`
+        std::size_t name_len;
     };
-    std::vector<Key> keys;
-    keys.reserve(rows.size());
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        keys.push_back({rows[i].size, rows[i].dev, rows[i].ino, i});
+    std::vector<Row> rows;
+    std::string names;                                           // every row's name, back to back
+    std::vector<std::pair<std::int64_t, std::string>> prefixes;  // (dir id, prefix)
+    for (bool row = true;;) {
+        if (auto st = s.step(&row); !st) return st;
+        if (!row) break;
+        const std::int64_t dir = s.column_int64(0);
+        if (prefixes.empty() || prefixes.back().first != dir) {
+            prefixes.emplace_back(dir, std::string(s.column_bytes(7)));
+        }
+        const std::string_view name = s.column_bytes(1);
+        rows.push_back({s.column_int64(2), static_cast<std::uint64_t>(s.column_int64(5)),
+                        static_cast<std::uint64_t>(s.column_int64(6)), s.column_int64(3),
+                        s.column_int64(4), dir, names.size(), name.size()});
+        names.append(name);
     }
-    std::sort(keys.begin(), keys.end(), [&rows](const Key& x, const Key& y) {
-        if (x.size != y.size) return x.size > y.size;
-        if (x.dev != y.dev) return x.dev < y.dev;
-        if (x.ino != y.ino) return x.ino < y.ino;
-        return rows[x.row].path < rows[y.row].path;
+    // By size descending, then inode; the rows themselves stay where they are.
+    std::vector<std::uint32_t> order(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+    std::sort(order.begin(), order.end(), [&rows](std::uint32_t x, std::uint32_t y) {
+        const Row& a = rows[x];
+        const Row& b = rows[y];
+        if (a.size != b.size) return a.size > b.size;
+        if (a.dev != b.dev) return a.dev < b.dev;
+        return a.ino < b.ino;
     });
     // Keep the sizes held by more than one inode.
-    for (std::size_t i = 0; i < keys.size();) {
+    std::vector<std::uint32_t> kept;
+    for (std::size_t i = 0; i < order.size();) {
+        const Row& first = rows[order[i]];
         std::size_t j = i;
         bool several = false;
-        for (; j < keys.size() && keys[j].size == keys[i].size; ++j) {
-            several |= keys[j].dev != keys[i].dev || keys[j].ino != keys[i].ino;
+        for (; j < order.size() && rows[order[j]].size == first.size; ++j) {
+            several |= rows[order[j]].dev != first.dev || rows[order[j]].ino != first.ino;
         }
-        if (several) {
-            for (std::size_t k = i; k < j; ++k) out->push_back(std::move(rows[keys[k].row]));
+        if (several) kept.insert(kept.end(), order.begin() + i, order.begin() + j);
+        i = j;
+    }
+    // A directory seen again later (no order is promised) gives the same prefix.
+    std::sort(prefixes.begin(), prefixes.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    prefixes.erase(std::unique(prefixes.begin(), prefixes.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }),
+                   prefixes.end());
+    const auto prefix_of = [&prefixes](std::int64_t dir) -> const std::string& {
+        return std::lower_bound(prefixes.begin(), prefixes.end(), dir,
+                                [](const auto& p, std::int64_t id) { return p.first < id; })
+            ->second;
+    };
+    out->reserve(kept.size());
+    for (std::uint32_t r : kept) {
+        const Row& row = rows[r];
+        DupeCandidate& c = out->emplace_back();
+        const std::string& prefix = prefix_of(row.dir);
+        c.path.reserve(prefix.size() + row.name_len);
+        c.path.append(prefix).append(names, row.name_at, row.name_len);
+        c.size = row.size;
+        c.mtime_ns = row.mtime_ns;
+        c.ctime_ns = row.ctime_ns;
+        c.dev = row.dev;
+        c.ino = row.ino;
+    }
+    // The names of one inode (its hard links) by path.
+    for (std::size_t i = 0; i < out->size();) {
+        std::size_t j = i + 1;
+        while (j < out->size() && (*out)[j].dev == (*out)[i].dev && (*out)[j].ino == (*out)[i].ino)
+            ++j;
+        if (j - i > 1) {
+            std::sort(
+                out->begin() + static_cast<std::ptrdiff_t>(i),
+                out->begin() + static_cast<std::ptrdiff_t>(j),
+                [](const DupeCandidate& a, const DupeCandidate& b) { return a.path < b.path; });
         }
         i = j;
     }

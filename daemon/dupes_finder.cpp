@@ -2,11 +2,15 @@
 // (dupes_finder.hpp).
 #include "daemon/dupes_finder.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "storage/content_hashes.hpp"
 #include "storage/database.hpp"
@@ -47,11 +51,16 @@ void DupesProgress::start_phase(DupesPhase phase, std::uint64_t files, std::uint
 }
 
 void DupesProgress::file_done(unsigned w, std::uint64_t size, std::uint64_t read) {
-    files_done_.fetch_add(1, std::memory_order_relaxed);
-    bytes_done_.fetch_add(size, std::memory_order_relaxed);
+    files_done(w, 1, size, read);
+}
+
+void DupesProgress::files_done(unsigned w, std::uint64_t files, std::uint64_t sizes,
+                               std::uint64_t read) {
+    files_done_.fetch_add(files, std::memory_order_relaxed);
+    bytes_done_.fetch_add(sizes, std::memory_order_relaxed);
     bytes_read_.fetch_add(read, std::memory_order_relaxed);
     if (w < worker_count_) {
-        slots_[w].items.fetch_add(1, std::memory_order_relaxed);
+        slots_[w].items.fetch_add(files, std::memory_order_relaxed);
         slots_[w].bytes.fetch_add(read, std::memory_order_relaxed);
     }
 }
@@ -92,6 +101,53 @@ struct Item {
     ReadCounters read;
 };
 
+// Adds the wall time of its scope to one step's total.
+class StepTimer {
+  public:
+    StepTimer(DupesResult* out, DupesPhase phase)
+        : slot_(out->phase_us[static_cast<std::size_t>(phase)]),
+          started_(std::chrono::steady_clock::now()) {}
+    ~StepTimer() {
+        slot_ += static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::steady_clock::now() - started_)
+                                                .count());
+    }
+    StepTimer(const StepTimer&) = delete;
+    StepTimer& operator=(const StepTimer&) = delete;
+
+  private:
+    std::uint64_t& slot_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+// The last directory one worker looked at, open as O_PATH: the files it checks come sorted by
+// path, so most lookups reuse it. Intermediate components are resolved as a whole-path lookup
+// would (the last component of a file is never followed).
+class OpenDirectory {
+  public:
+    OpenDirectory() = default;
+    OpenDirectory(const OpenDirectory&) = delete;
+    OpenDirectory& operator=(const OpenDirectory&) = delete;
+    OpenDirectory(OpenDirectory&& other) noexcept
+        : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+    OpenDirectory& operator=(OpenDirectory&&) = delete;
+    ~OpenDirectory() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    // A descriptor of `dir` (ending in '/'), or -1 when it cannot be opened.
+    int open(std::string_view dir) {
+        if (fd_ >= 0 && dir == path_) return fd_;
+        if (fd_ >= 0) ::close(fd_);
+        path_.assign(dir);
+        fd_ = ::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd_;
+    }
+
+  private:
+    std::string path_;
+    int fd_ = -1;
+};
+
 bool alive(const Item& i) { return i.outcome == HashOutcome::Hashed; }
 
 bool small(const Item& i) { return i.file.inode.size <= 2 * kPartialBytes; }
@@ -121,7 +177,10 @@ class Run {
 
     core::Status go(const DupesRequest& request) {
         env_.progress.start_phase(DupesPhase::Listing, 0, 0);
-        if (auto st = list(request); !st) return st;
+        {
+            const StepTimer timer(out_, DupesPhase::Listing);
+            if (auto st = list(request); !st) return st;
+        }
         out_->candidates = items_.size();
         std::vector<std::size_t> all(items_.size());
         for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -136,7 +195,7 @@ class Run {
             }
         }
         if (auto st = phase(DupesPhase::Partial, need_partial,
-                            [](FileHasher& h, Item& it) {
+                            [](FileHasher& h, Item& it, unsigned /*worker*/) {
                                 storage::Hash128 hash{};
                                 it.outcome = h.partial(it.file.names.front(), it.file.inode, &hash,
                                                        &it.read);
@@ -153,7 +212,7 @@ class Run {
             return st;
         }
         out_->hashed += need_partial.size();
-        store(need_partial);
+        store(DupesPhase::Partial, need_partial);
 
         std::vector<std::size_t> need_full;
         std::vector<std::size_t> colliding;
@@ -168,7 +227,7 @@ class Run {
             }
         }
         if (auto st = phase(DupesPhase::Full, need_full,
-                            [](FileHasher& h, Item& it) {
+                            [](FileHasher& h, Item& it, unsigned /*worker*/) {
                                 storage::Hash128 hash{};
                                 it.outcome =
                                     h.full(it.file.names.front(), it.file.inode, &hash, &it.read);
@@ -180,7 +239,7 @@ class Run {
             return st;
         }
         out_->hashed += need_full.size();
-        store(need_full);
+        store(DupesPhase::Full, need_full);
 
         std::vector<std::vector<std::size_t>> groups =
             group_by(items_, colliding, [](const Item& i) { return i.full; });
@@ -196,9 +255,22 @@ class Run {
                 if (!items_[i].partial_new && !items_[i].full_new) check.push_back(i);
             }
         }
+        // By path, so that each worker meets the files of one directory one after another and
+        // looks the directory up once (OpenDirectory).
+        std::sort(check.begin(), check.end(), [this](std::size_t a, std::size_t b) {
+            return items_[a].file.names.front() < items_[b].file.names.front();
+        });
+        std::vector<OpenDirectory> dirs(env_.executor.size());
         if (auto st = phase(DupesPhase::Checking, check,
-                            [](FileHasher& h, Item& it) {
-                                it.outcome = h.check(it.file.names.front(), it.file.inode);
+                            [&dirs](FileHasher& h, Item& it, unsigned worker) {
+                                const std::string& path = it.file.names.front();
+                                const std::size_t slash = path.rfind('/');
+                                const int dir_fd =
+                                    dirs[worker].open(std::string_view(path).substr(0, slash + 1));
+                                it.outcome = dir_fd < 0
+                                                 ? h.check(path, it.file.inode)
+                                                 : h.check_at(dir_fd, path.c_str() + slash + 1,
+                                                              it.file.inode);
                             });
             !st) {
             return st;
@@ -209,7 +281,10 @@ class Run {
         if (request.paranoid) {
             if (auto st = compare(&groups); !st) return st;
         }
-        report(groups);
+        {
+            const StepTimer timer(out_, DupesPhase::Done);
+            report(groups);
+        }
         env_.progress.start_phase(DupesPhase::Done, 0, 0);
         return {};
     }
@@ -221,19 +296,28 @@ class Run {
         q.min_size = request.min_size;
         std::vector<storage::DupeCandidate> rows;
         if (auto st = storage::dupe_candidates(env_.db, q, &rows); !st) return st;
-        // Rows come by size, then inode: consecutive rows of one inode are its names.
+        // Rows come by size, then inode, then path: consecutive rows of one inode are its names,
+        // in order.
         std::vector<Item> items;
+        items.reserve(rows.size());
+        bool hidden = false;
         for (storage::DupeCandidate& c : rows) {
-            if (env_.can_see && !env_.can_see(c.path)) continue;
+            if (env_.can_see && !env_.can_see(c.path)) {
+                hidden = true;
+                continue;
+            }
             if (items.empty() || items.back().file.inode.dev != c.dev ||
                 items.back().file.inode.ino != c.ino) {
-                Item it;
+                Item& it = items.emplace_back();
                 it.file.inode = {c.dev, c.ino, c.size, c.mtime_ns, c.ctime_ns};
                 it.partial = c.partial;
                 it.full = c.full;
-                items.push_back(std::move(it));
             }
             items.back().file.names.push_back(std::move(c.path));
+        }
+        if (!hidden) {
+            items_ = std::move(items);
+            return {};
         }
         // Sizes left with one visible inode are no candidates any more.
         for (std::size_t i = 0; i < items.size();) {
@@ -244,12 +328,12 @@ class Run {
             }
             i = j;
         }
-        for (Item& it : items_) std::sort(it.file.names.begin(), it.file.names.end());
         return {};
     }
 
     template <class Fn>
     core::Status phase(DupesPhase which, const std::vector<std::size_t>& indices, Fn fn) {
+        const StepTimer timer(out_, which);
         std::uint64_t bytes = 0;
         for (std::size_t i : indices)
             bytes += static_cast<std::uint64_t>(items_[i].file.inode.size);
@@ -260,13 +344,24 @@ class Run {
         const core::Status st = env_.executor.parallel_for(
             indices.size(),
             [&](std::size_t begin, std::size_t end, unsigned worker) {
+                // Progress once per chunk: the counters are shared by the workers, and a chunk of
+                // files that need no read takes microseconds.
+                std::uint64_t sizes = 0;
+                std::uint64_t read = 0;
                 for (std::size_t k = begin; k < end; ++k) {
                     Item& it = items_[indices[k]];
                     const std::uint64_t before = it.read.bytes;
-                    fn(hasher, it);
-                    env_.progress.file_done(worker, static_cast<std::uint64_t>(it.file.inode.size),
-                                            it.read.bytes - before);
+                    fn(hasher, it, worker);
+                    sizes += static_cast<std::uint64_t>(it.file.inode.size);
+                    read += it.read.bytes - before;
+                    if (it.read.bytes != before) {
+                        env_.progress.files_done(worker, k + 1 - begin, sizes, read);
+                        begin = k + 1;
+                        sizes = 0;
+                        read = 0;
+                    }
                 }
+                if (end > begin) env_.progress.files_done(worker, end - begin, sizes, read);
             },
             stop_);
         env_.progress.set_executor_stats(env_.executor.stats());
@@ -284,7 +379,8 @@ class Run {
 
     // Hashes are a cache: a write that fails (the index busy for long, a full disk) costs the
     // next run a read, nothing else.
-    void store(const std::vector<std::size_t>& indices) {
+    void store(DupesPhase which, const std::vector<std::size_t>& indices) {
+        const StepTimer timer(out_, which);
         std::vector<storage::HashRecord> records;
         for (std::size_t i : indices) {
             const Item& it = items_[i];
@@ -311,6 +407,7 @@ class Run {
                 bytes += g.size() * static_cast<std::uint64_t>(items_[g[0]].file.inode.size);
             }
             env_.progress.start_phase(DupesPhase::Compare, files, bytes);
+            const StepTimer timer(out_, DupesPhase::Compare);
             std::vector<std::vector<std::size_t>> same(pending.size());
             std::vector<std::vector<std::size_t>> rest(pending.size());
             const std::stop_token stop = stop_;

@@ -12,6 +12,7 @@
 // Hard links of one inode are one file with several names, never duplicates of each other.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -60,6 +61,8 @@ struct DupesResult {
     std::uint64_t cached = 0;          // hashes taken from the index instead of reading
     std::uint64_t hashed = 0;          // hashes computed (partial and full)
     ReadCounters read;                 // content read by this run
+    // Wall time of each step, in microseconds, indexed by DupesPhase (for the daemon's log).
+    std::array<std::uint64_t, 6> phase_us{};
 };
 
 enum class DupesPhase : int { Listing, Checking, Partial, Full, Compare, Done };
@@ -88,6 +91,8 @@ class DupesProgress {
     void start_phase(DupesPhase phase, std::uint64_t files, std::uint64_t bytes);
     // Worker `w` finished one file of `size` bytes, having read `read` bytes.
     void file_done(unsigned w, std::uint64_t size, std::uint64_t read);
+    // Worker `w` finished `files` files of `sizes` bytes in all, having read `read` bytes.
+    void files_done(unsigned w, std::uint64_t files, std::uint64_t sizes, std::uint64_t read);
     void set_executor_stats(std::vector<core::RangeWorkerStats> stats);
     [[nodiscard]] Snapshot snapshot() const;
 

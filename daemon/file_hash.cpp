@@ -80,10 +80,11 @@ bool first_page_cached(int fd) {
     return ::preadv2(fd, &iov, 1, 0, RWF_NOWAIT) == 1;
 }
 
-OpenedFile open_checked(const std::string& path, const IndexedInode& expect,
+// `name` relative to the directory `dir_fd` (AT_FDCWD: `name` is a whole path).
+OpenedFile open_checked(int dir_fd, const char* name, const IndexedInode& expect,
                         const ReadPermission& may_read, bool for_reading) {
     OpenedFile r;
-    const int pfd = ::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    const int pfd = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (pfd < 0) {
         r.outcome =
             errno == ENOENT || errno == ELOOP ? HashOutcome::Changed : HashOutcome::Unreadable;
@@ -130,21 +131,25 @@ HashOutcome finish_read(const OpenedFile& f, const IndexedInode& expect) {
 }  // namespace
 
 HashOutcome FileHasher::check(const std::string& path, const IndexedInode& expect) {
+    return check_at(AT_FDCWD, path.c_str(), expect);
+}
+
+HashOutcome FileHasher::check_at(int dir_fd, const char* name, const IndexedInode& expect) {
     if (!may_read_) {
         // Anyone may read it: one stat, no descriptor (no symlink followed either).
         struct stat st {};
-        if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0) {
+        if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0) {
             return errno == ENOENT ? HashOutcome::Changed : HashOutcome::Unreadable;
         }
         return matches(st, expect) ? HashOutcome::Hashed : HashOutcome::Changed;
     }
-    return open_checked(path, expect, may_read_, false).outcome;
+    return open_checked(dir_fd, name, expect, may_read_, false).outcome;
 }
 
 HashOutcome FileHasher::partial(const std::string& path, const IndexedInode& expect,
                                 storage::Hash128* out, ReadCounters* counters) {
     if (expect.size > 2 * kPartialBytes) {
-        OpenedFile f = open_checked(path, expect, may_read_, true);
+        OpenedFile f = open_checked(AT_FDCWD, path.c_str(), expect, may_read_, true);
         if (f.fd < 0) return f.outcome;
         Fd fd(f.fd);
         char buf[2 * kPartialBytes];
@@ -166,7 +171,7 @@ HashOutcome FileHasher::partial(const std::string& path, const IndexedInode& exp
 
 HashOutcome FileHasher::full(const std::string& path, const IndexedInode& expect,
                              storage::Hash128* out, ReadCounters* counters) {
-    OpenedFile f = open_checked(path, expect, may_read_, true);
+    OpenedFile f = open_checked(AT_FDCWD, path.c_str(), expect, may_read_, true);
     if (f.fd < 0) return f.outcome;
     Fd fd(f.fd);
     (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -198,10 +203,10 @@ HashOutcome FileHasher::same_content(const std::string& a_path, const IndexedIno
                                      const std::string& b_path, const IndexedInode& b, bool* equal,
                                      ReadCounters* counters) {
     *equal = false;
-    OpenedFile fa = open_checked(a_path, a, may_read_, true);
+    OpenedFile fa = open_checked(AT_FDCWD, a_path.c_str(), a, may_read_, true);
     if (fa.fd < 0) return fa.outcome;
     Fd fda(fa.fd);
-    OpenedFile fb = open_checked(b_path, b, may_read_, true);
+    OpenedFile fb = open_checked(AT_FDCWD, b_path.c_str(), b, may_read_, true);
     if (fb.fd < 0) return fb.outcome;
     Fd fdb(fb.fd);
     std::vector<char> ba(kReadBuffer);

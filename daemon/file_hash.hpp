@@ -62,6 +62,9 @@ class FileHasher {
                      ReadCounters* counters);
     // Without reading content: may the caller read this file, and is it still as indexed?
     HashOutcome check(const std::string& path, const IndexedInode& expect);
+    // The same for `name` in the directory open as `dir_fd` (O_PATH is enough): a whole path
+    // is looked up once per directory instead of once per file.
+    HashOutcome check_at(int dir_fd, const char* name, const IndexedInode& expect);
     // Byte comparison of two files of the same indexed size: *equal when their contents are.
     HashOutcome same_content(const std::string& a_path, const IndexedInode& a,
                              const std::string& b_path, const IndexedInode& b, bool* equal,

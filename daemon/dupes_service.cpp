@@ -11,6 +11,7 @@
 #include "daemon/credentials.hpp"
 #include "daemon/permission_check.hpp"
 #include "daemon/thread_priority.hpp"
+#include "ipc/dupes_reply_writer.hpp"
 #include "ipc/error.hpp"
 #include "storage/database.hpp"
 
@@ -210,6 +211,7 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     DupesEnvironment env{db, executor, view.sees_everything ? NameFilter{} : view.can_see, may_read,
                          state.progress};
     DupesResult result;
+    const std::uint64_t setup_ms = ms_since(state.started);
     const core::Status st = find_dupes(env, request, state.stop.get_token(), &result);
     if (ticker.joinable()) {
         {
@@ -229,6 +231,19 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
         }
         return;
     }
+    const auto& us = result.phase_us;
+    spdlog::info(
+        "dupes: {} candidates, {} groups, {} hashed, {} cached; setup {} ms, listing {} ms, "
+        "partial "
+        "{} ms, full {} ms, checking {} ms, compare {} ms, grouping {} ms",
+        result.candidates, result.groups.size(), result.hashed, result.cached, setup_ms,
+        us[static_cast<std::size_t>(DupesPhase::Listing)] / 1000,
+        us[static_cast<std::size_t>(DupesPhase::Partial)] / 1000,
+        us[static_cast<std::size_t>(DupesPhase::Full)] / 1000,
+        us[static_cast<std::size_t>(DupesPhase::Checking)] / 1000,
+        us[static_cast<std::size_t>(DupesPhase::Compare)] / 1000,
+        us[static_cast<std::size_t>(DupesPhase::Done)] / 1000);
+    const auto reply_started = std::chrono::steady_clock::now();
     ipc::DupesReply reply;
     std::size_t batch_files = 0;
     for (DupesGroup& g : result.groups) {
@@ -244,7 +259,7 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
         if (responder.streaming() && batch_files >= options_.group_batch) {
             const std::uint64_t wasted = reply.wasted;
             reply.wasted = 0;
-            if (responder.more(ipc::to_json(reply)) != ipc::SendResult::Sent) return;
+            if (responder.more_text(ipc::dupes_reply_text(reply)) != ipc::SendResult::Sent) return;
             reply = {};
             reply.wasted = wasted;
             batch_files = 0;
@@ -259,7 +274,8 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     reply.changed = std::move(result.changed);
     reply.elapsed_ms = ms_since(state.started);
     state.answered = true;
-    responder.reply(ipc::to_json(reply));
+    responder.reply_text(ipc::dupes_reply_text(reply));
+    spdlog::info("dupes: reply sent in {} ms", ms_since(reply_started));
 }
 
 }  // namespace wsindex::daemon

@@ -2,10 +2,13 @@
 // listens, exit code 2 for usage errors, the socket taken from the environment.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/support/process.hpp"
@@ -122,6 +125,42 @@ TEST_F(WsctlOffline, NegativeSizeIsAValueNotAnOption) {
     // "--size -10M" must parse (then fail to connect: exit 3, not a usage error).
     const auto r = wsctl({"find", "--size", "-10M", "x", "--socket", missing_socket()});
     EXPECT_EQ(r.code, 3) << r.err;
+}
+
+// wsctl fleet runs wsctl-fleet (cli/fleet/exec_fleet.cpp) from beside wsctl, with the same
+// arguments; without it, a clear error.
+TEST_F(WsctlOffline, FleetRunsItsHelperBesideWsctlWithTheSameArguments) {
+    // The real helper: its own checks answer (no URL is a usage error).
+    const auto real = wsctl({"fleet", "hosts", "--json"}, {"WSINDEX_FLEET_URL="});
+    EXPECT_EQ(real.code, 2) << real.err;
+    EXPECT_NE(real.err.find("give --url or set WSINDEX_FLEET_URL"), std::string::npos) << real.err;
+    EXPECT_NE(real.out.find("\"exit_code\":2"), std::string::npos) << real.out;
+
+    // A copy of wsctl beside a stand-in helper that prints what it was given.
+    const std::string dir = scratch_ / "copy";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    std::filesystem::copy_file(WSINDEX_WSCTL, dir + "/wsctl");
+    {
+        std::ofstream helper(dir + "/wsctl-fleet");
+        helper << "#!/bin/sh\nprintf '%s|' \"$0\" \"$@\"\nexit 7\n";
+    }
+    ASSERT_EQ(::chmod((dir + "/wsctl-fleet").c_str(), 0755), 0);
+    const auto copied = run({dir + "/wsctl", "--json", "fleet", "find", "a b", "-0"},
+                            scratch_.path(), std::chrono::seconds(60));
+    EXPECT_EQ(copied.code, 7) << copied.err;
+    EXPECT_EQ(copied.out, dir + "/wsctl-fleet|--json|fleet|find|a b|-0|");
+
+    // No helper beside it, nor in ../libexec/wsindexd/: exit 1, and where it looked.
+    ASSERT_EQ(::unlink((dir + "/wsctl-fleet").c_str()), 0);
+    const auto missing =
+        run({dir + "/wsctl", "fleet", "hosts"}, scratch_.path(), std::chrono::seconds(60));
+    EXPECT_EQ(missing.code, 1) << missing.err;
+    EXPECT_NE(missing.err.find("cannot run wsctl-fleet: " + dir + "/wsctl-fleet (No such file"),
+              std::string::npos)
+        << missing.err;
+    EXPECT_NE(missing.err.find(dir + "/../libexec/wsindexd/wsctl-fleet (No such file"),
+              std::string::npos)
+        << missing.err;
 }
 
 TEST_F(WsctlOffline, VersionFlag) {

@@ -58,7 +58,7 @@ dpkg-deb -c "$deb" | awk '{print $1, $6}' > "$tmp/contents"
 cat "$tmp/contents"
 has() { grep -q " \./$1\$" "$tmp/contents"; }
 mode_of() { grep " \./$1\$" "$tmp/contents" | cut -c1-10; }
-for path in usr/sbin/wsindexd usr/bin/wsctl \
+for path in usr/sbin/wsindexd usr/bin/wsctl usr/libexec/wsindexd/wsctl-fleet \
     usr/lib/systemd/system/wsindexd.service usr/lib/systemd/system/wsindexd.socket \
     usr/lib/systemd/user/wsindexd.service usr/lib/systemd/user/wsindexd.socket \
     usr/lib/sysusers.d/wsindexd.conf usr/lib/wsindexd/user-config etc/wsindexd.conf \
@@ -95,6 +95,8 @@ check "group wsindex exists" getent group wsindex
 check "wsindexd --version" /usr/sbin/wsindexd --version
 /usr/sbin/wsindexd --version || true
 check "wsctl --help" /usr/bin/wsctl --help
+check "wsctl fleet runs the installed wsctl-fleet" sh -c \
+    "WSINDEX_FLEET_URL= /usr/bin/wsctl fleet hosts 2>&1 | grep -q 'give --url'"
 check "man pages are found" sh -c "man -w 5 wsindexd.conf && man -w 1 wsctl && man -w 8 wsindexd"
 echo "-- systemd-analyze verify on the installed units"
 out=$(systemd-analyze verify /usr/lib/systemd/system/wsindexd.service /usr/lib/systemd/system/wsindexd.socket 2>&1) && [ -z "$out" ] \
@@ -134,7 +136,7 @@ check "local edit survives reinstall" grep -q "local edit by package_test" /etc/
 
 echo "== remove and purge"
 dpkg -r wsindexd > "$tmp/dpkg3.log" 2>&1 || { cat "$tmp/dpkg3.log"; fail=1; }
-check "binaries gone after dpkg -r" test ! -e /usr/sbin/wsindexd -a ! -e /usr/bin/wsctl
+check "binaries gone after dpkg -r" test ! -e /usr/sbin/wsindexd -a ! -e /usr/bin/wsctl -a ! -e /usr/libexec/wsindexd/wsctl-fleet
 check "conffile kept after dpkg -r" test -e /etc/wsindexd.conf
 dpkg -P wsindexd > "$tmp/dpkg4.log" 2>&1 || { cat "$tmp/dpkg4.log"; fail=1; }
 check "conffile gone after purge" test ! -e /etc/wsindexd.conf

@@ -40,6 +40,7 @@ bool Daemon::start(std::string& error) {
     SpawnOptions spawn;
     spawn.uid = options_.uid;
     spawn.gid = options_.gid;
+    spawn.die_with_parent = true;
     spawn.out_path = log_path_ + ".out" + std::to_string(starts_);
     // Appending would be nicer across restarts; one log per start keeps it simple.
     spawn.err_path = log_path_ + (starts_ == 0 ? "" : "." + std::to_string(starts_));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,7 @@ Process Process::spawn(const std::vector<std::string>& argv, const SpawnOptions&
             ADD_FAILURE() << "fchown: " << std::strerror(errno);
         }
     }
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         ADD_FAILURE() << "fork: " << std::strerror(errno);
@@ -96,6 +98,12 @@ Process Process::spawn(const std::vector<std::string>& argv, const SpawnOptions&
             if (::setgroups(0, nullptr) != 0 || ::setgid(*options.gid) != 0) ::_exit(125);
         }
         if (options.uid && ::setuid(*options.uid) != 0) ::_exit(124);
+        // After setuid, which clears the parent-death signal; then the parent may already be
+        // gone (before the prctl), which getppid shows.
+        if (options.die_with_parent &&
+            (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) {
+            ::_exit(123);
+        }
         ::execve(c_args[0], c_args.data(), c_env.data());
         ::_exit(127);
     }

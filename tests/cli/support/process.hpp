@@ -24,6 +24,10 @@ struct SpawnOptions {
     std::optional<gid_t> gid;
     std::string out_path;  // where stdout goes (required)
     std::string err_path;  // where stderr goes (required)
+    // SIGKILL the child when the thread that spawned it dies (PR_SET_PDEATHSIG): a test binary
+    // killed mid-run (a timeout, Ctrl-C on a --gtest_repeat loop) leaves no daemon running.
+    // Only for children spawned by a thread that outlives them (the test's main thread).
+    bool die_with_parent = false;
 };
 
 // A running child. Not copyable; the destructor kills (SIGKILL) and reaps a child still running.

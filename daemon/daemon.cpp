@@ -153,7 +153,7 @@ core::Status Daemon::start() {
     HandlerContext context{io_, *scans_, *queries_, *waiters_, options_.seams, limits};
     DupesServiceOptions dupes_options;
     dupes_options.db_path = c.db_path;
-    dupes_options.workers = c.workers;
+    dupes_options.readers = c.workers;  // like the walker's: threads that wait for the disk
     dupes_ = std::make_unique<DupesService>(std::move(dupes_options));
     context.dupes = dupes_.get();
     if (live_) {

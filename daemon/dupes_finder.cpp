@@ -331,6 +331,9 @@ class Run {
         return {};
     }
 
+    // Where the steps that read content run (DupesEnvironment::readers).
+    core::RangeExecutor& readers() { return env_.readers ? env_.readers() : env_.executor; }
+
     template <class Fn>
     core::Status phase(DupesPhase which, const std::vector<std::size_t>& indices, Fn fn) {
         const StepTimer timer(out_, which);
@@ -339,9 +342,10 @@ class Run {
             bytes += static_cast<std::uint64_t>(items_[i].file.inode.size);
         env_.progress.start_phase(which, indices.size(), bytes);
         if (indices.empty()) return {};
+        core::RangeExecutor& executor = which == DupesPhase::Checking ? env_.executor : readers();
         const std::stop_token stop = stop_;
         FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
-        const core::Status st = env_.executor.parallel_for(
+        const core::Status st = executor.parallel_for(
             indices.size(),
             [&](std::size_t begin, std::size_t end, unsigned worker) {
                 // Progress once per chunk: the counters are shared by the workers, and a chunk of
@@ -364,7 +368,7 @@ class Run {
                 if (end > begin) env_.progress.files_done(worker, end - begin, sizes, read);
             },
             stop_);
-        env_.progress.set_executor_stats(env_.executor.stats());
+        env_.progress.set_executor_stats(executor.stats());
         for (std::size_t i : indices) {
             Item& it = items_[i];
             if (it.outcome == HashOutcome::Cancelled) return cancelled();
@@ -413,7 +417,8 @@ class Run {
             const std::stop_token stop = stop_;
             FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
             std::atomic<bool> was_cancelled{false};
-            const core::Status st = env_.executor.parallel_for(
+            core::RangeExecutor& executor = readers();
+            const core::Status st = executor.parallel_for(
                 pending.size(),
                 [&](std::size_t begin, std::size_t end, unsigned worker) {
                     for (std::size_t k = begin; k < end; ++k) {
@@ -446,7 +451,7 @@ class Run {
                     }
                 },
                 stop_);
-            env_.progress.set_executor_stats(env_.executor.stats());
+            env_.progress.set_executor_stats(executor.stats());
             if (was_cancelled) return cancelled();
             if (!st) return st;
             pending.clear();

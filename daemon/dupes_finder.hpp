@@ -118,10 +118,14 @@ using NameFilter = std::function<bool(std::string_view path)>;
 
 struct DupesEnvironment {
     storage::Database& db;          // read-write: candidates, and the hashes it stores
-    core::RangeExecutor& executor;  // the reading phases
+    core::RangeExecutor& executor;  // the steps that read no content (the check)
     NameFilter can_see;             // the visibility filter; empty: every name
     ReadPermission may_read;        // the file read check; empty: every file
     DupesProgress& progress;
+    // The executor of the steps that read content (partial, full, compare), asked for only when
+    // there is something to read. Empty: `executor`. Readers wait for the disk on a cold cache,
+    // so this one may have more threads than CPUs (more requests in flight).
+    std::function<core::RangeExecutor&()> readers;
 };
 
 // Runs the steps above. operation_canceled when `stop` was requested (nothing is reported;

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <optional>
 #include <stop_token>
 #include <thread>
 
+#include "core/walker.hpp"
 #include "daemon/credentials.hpp"
 #include "daemon/permission_check.hpp"
 #include "daemon/thread_priority.hpp"
@@ -31,6 +33,10 @@ std::uint64_t ms_since(std::chrono::steady_clock::time_point t) {
 unsigned worker_count(unsigned configured) {
     if (configured != 0) return configured;
     return std::max(1u, std::thread::hardware_concurrency());
+}
+
+unsigned reader_count(unsigned configured) {
+    return configured != 0 ? configured : core::default_walk_workers();
 }
 
 }  // namespace
@@ -82,6 +88,7 @@ struct DupesService::RunState {
 
 DupesService::DupesService(DupesServiceOptions options) : options_(std::move(options)) {
     options_.workers = worker_count(options_.workers);
+    options_.readers = reader_count(options_.readers);
 }
 
 DupesService::~DupesService() { stop(); }
@@ -102,7 +109,8 @@ bool DupesService::start(const DupesRequest& request, const Seams& seams,
     std::lock_guard lock(mu_);
     reap_locked();
     if (stopped_ || runs_.size() >= options_.max_runs) return false;
-    auto state = std::make_unique<RunState>(next_id_++, peer.uid, options_.workers);
+    auto state = std::make_unique<RunState>(next_id_++, peer.uid,
+                                            std::max(options_.workers, options_.readers));
     RunState& ref = *state;
     // The client going away cancels the run.
     std::stop_source stop = ref.stop;
@@ -192,6 +200,15 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     ro.workers = options_.workers;
     ro.on_worker_start = [](unsigned) { (void)set_thread_priority(kDupesNice, IoClass::Idle); };
     core::RangeExecutor executor(ro);
+    std::optional<core::RangeExecutor> readers;
+    const auto make_readers = [&]() -> core::RangeExecutor& {
+        if (!readers) {
+            core::RangeOptions rr = ro;
+            rr.workers = options_.readers;
+            readers.emplace(rr);
+        }
+        return *readers;
+    };
 
     // Progress replies while it runs, for a caller that streams.
     std::mutex tick_mu;
@@ -208,8 +225,9 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
             }
         });
     }
-    DupesEnvironment env{db, executor, view.sees_everything ? NameFilter{} : view.can_see, may_read,
-                         state.progress};
+    DupesEnvironment env{
+        db,       executor,       view.sees_everything ? NameFilter{} : view.can_see,
+        may_read, state.progress, make_readers};
     DupesResult result;
     const std::uint64_t setup_ms = ms_since(state.started);
     const core::Status st = find_dupes(env, request, state.stop.get_token(), &result);

@@ -30,7 +30,11 @@ namespace wsindex::daemon {
 
 struct DupesServiceOptions {
     std::string db_path;
-    unsigned workers = 0;            // readers per run; 0: one per CPU
+    unsigned workers = 0;  // threads of the steps that read no content; 0: one per CPU
+    // Threads of the steps that read content, made only when a run has something to read; 0:
+    // as many as the walker's default (one per CPU, at least 16: on a cold cache each waits for
+    // the disk, and more requests in flight keep it busy).
+    unsigned readers = 0;
     std::size_t max_runs = 2;        // runs at once; more are refused with Busy
     std::size_t group_batch = 1000;  // files per streamed reply of groups
 };

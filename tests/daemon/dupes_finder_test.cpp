@@ -123,6 +123,42 @@ TEST_F(DupesFinderTest, EveryCandidateIsReadOncePerPhaseWithASlowWorker) {
     EXPECT_EQ(again.groups.size(), 40u);
 }
 
+// Reading steps run on the readers' executor (more threads than CPUs in the daemon), made only
+// when there is content to read; the check of cached files runs on the other one.
+TEST_F(DupesFinderTest, ContentIsReadOnTheReadersAndTheCheckWithoutThem) {
+    core::RangeOptions ro;
+    ro.workers = 2;
+    ro.use_topology = false;
+    core::RangeExecutor executor(ro);
+    core::RangeOptions rr = ro;
+    rr.workers = 5;
+    core::RangeExecutor reader_pool(rr);
+    int asked = 0;
+    DupesProgress progress(reader_pool.size());
+    const auto items_done = [](const core::RangeExecutor& e) {
+        std::uint64_t n = 0;
+        for (const auto& w : e.stats()) n += w.items;
+        return n;
+    };
+    DupesEnvironment env{db_, executor, {}, {}, progress, [&]() -> core::RangeExecutor& {
+                             ++asked;
+                             return reader_pool;
+                         }};
+    DupesResult first;
+    ASSERT_TRUE(find_dupes(env, DupesRequest{}, {}, &first));
+    ASSERT_EQ(first.groups.size(), 40u);
+    EXPECT_GE(asked, 1);
+    EXPECT_EQ(items_done(executor), 0u);      // nothing cached: nothing to check
+    EXPECT_EQ(items_done(reader_pool), 40u);  // the last reading step: full hashes of 40 files
+
+    const int asked_before = asked;
+    DupesResult again;
+    ASSERT_TRUE(find_dupes(env, DupesRequest{}, {}, &again));
+    EXPECT_EQ(again.groups.size(), 40u);
+    EXPECT_EQ(asked, asked_before);        // nothing to read: no readers
+    EXPECT_EQ(items_done(executor), 80u);  // every group member checked
+}
+
 TEST_F(DupesFinderTest, AStopRequestEndsTheRunAsCancelled) {
     core::RangeOptions ro;
     ro.workers = 2;

@@ -2,10 +2,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
+#include <string_view>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "ipc/dupes_reply_reader.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/path_text.hpp"
 
@@ -49,6 +52,40 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     nlohmann::json all_groups = nlohmann::json::array();
     nlohmann::json last;
     std::optional<ipc::Error> decode_error;
+    // One decoded reply: progress shown, groups kept, the totals taken from the last one.
+    const auto absorb = [&](ipc::DupesReply& reply, bool continues) {
+        if (reply.progress) {
+            if (show_progress) {
+                std::fprintf(ctx.err, "\r\033[K%s", progress_text(*reply.progress).c_str());
+                std::fflush(ctx.err);
+                progress_shown = true;
+            }
+            return;
+        }
+        for (auto& g : reply.groups) all.groups.push_back(std::move(g));
+        if (!continues) {
+            all.wasted = reply.wasted;
+            all.candidates = reply.candidates;
+            all.unreadable = reply.unreadable;
+            all.cached = reply.cached;
+            all.hashed = reply.hashed;
+            all.files_read = reply.files_read;
+            all.bytes_read = reply.bytes_read;
+            all.changed = std::move(reply.changed);
+            all.elapsed_ms = reply.elapsed_ms;
+        }
+    };
+    // Replies of groups and totals are decoded without a DOM (the --json output passes the
+    // daemon's own JSON through, so it keeps the DOM); anything else goes the DOM way below.
+    ipc::DupesReplyReader reader;
+    ipc::Client::FrameReader fast;
+    if (!ctx.json) {
+        fast = [&](std::string_view frame) -> std::optional<bool> {
+            if (!reader.read(frame)) return std::nullopt;
+            absorb(reader.reply(), reader.continues());
+            return reader.continues();
+        };
+    }
     auto stream_error = client->call_more(
         ipc::method::kDupes, ipc::to_json(params),
         [&](const nlohmann::json& parameters, bool continues) {
@@ -57,32 +94,14 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
                 decode_error = reply.error();
                 return false;
             }
-            if (reply->progress) {
-                if (show_progress) {
-                    std::fprintf(ctx.err, "\r\033[K%s", progress_text(*reply->progress).c_str());
-                    std::fflush(ctx.err);
-                    progress_shown = true;
-                }
-                return true;
-            }
-            for (auto& g : reply->groups) all.groups.push_back(std::move(g));
-            if (ctx.json && parameters.contains("groups")) {
+            if (ctx.json && !reply->progress && parameters.contains("groups")) {
                 for (const auto& g : parameters["groups"]) all_groups.push_back(g);
             }
-            if (!continues) {
-                all.wasted = reply->wasted;
-                all.candidates = reply->candidates;
-                all.unreadable = reply->unreadable;
-                all.cached = reply->cached;
-                all.hashed = reply->hashed;
-                all.files_read = reply->files_read;
-                all.bytes_read = reply->bytes_read;
-                all.changed = std::move(reply->changed);
-                all.elapsed_ms = reply->elapsed_ms;
-                last = parameters;
-            }
+            if (ctx.json && !reply->progress && !continues) last = parameters;
+            absorb(*reply, continues);
             return true;
-        });
+        },
+        fast);
     if (progress_shown) {
         std::fprintf(ctx.err, "\r\033[K");
         std::fflush(ctx.err);

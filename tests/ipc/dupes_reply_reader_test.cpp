@@ -1,0 +1,146 @@
+// DupesReplyReader: what it accepts it reads exactly as the DOM path does (parse_reply, then
+// from_json<DupesReply>); everything else it declines.
+#include "ipc/dupes_reply_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ipc/dupes_reply_writer.hpp"
+#include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
+
+namespace wsindex::ipc {
+namespace {
+
+using namespace std::string_literals;
+
+// A frame as the daemon sends it (without the NUL).
+std::string daemon_frame(const DupesReply& reply, bool continues) {
+    std::string frame = encode_reply_text(dupes_reply_text(reply), continues).value();
+    frame.pop_back();
+    return frame;
+}
+
+void expect_same(const DupesReply& a, const DupesReply& b, std::string_view frame) {
+    ASSERT_EQ(a.groups.size(), b.groups.size()) << frame;
+    for (std::size_t g = 0; g < a.groups.size(); ++g) {
+        EXPECT_EQ(a.groups[g].size, b.groups[g].size) << frame;
+        EXPECT_EQ(a.groups[g].wasted, b.groups[g].wasted) << frame;
+        ASSERT_EQ(a.groups[g].files.size(), b.groups[g].files.size()) << frame;
+        for (std::size_t f = 0; f < a.groups[g].files.size(); ++f) {
+            EXPECT_EQ(a.groups[g].files[f].names, b.groups[g].files[f].names) << frame;
+        }
+    }
+    EXPECT_EQ(a.changed, b.changed) << frame;
+    EXPECT_EQ(a.wasted, b.wasted) << frame;
+    EXPECT_EQ(a.candidates, b.candidates) << frame;
+    EXPECT_EQ(a.unreadable, b.unreadable) << frame;
+    EXPECT_EQ(a.cached, b.cached) << frame;
+    EXPECT_EQ(a.hashed, b.hashed) << frame;
+    EXPECT_EQ(a.files_read, b.files_read) << frame;
+    EXPECT_EQ(a.bytes_read, b.bytes_read) << frame;
+    EXPECT_EQ(a.elapsed_ms, b.elapsed_ms) << frame;
+    EXPECT_EQ(a.progress.has_value(), b.progress.has_value()) << frame;
+}
+
+// Accepted, and read as the DOM path reads it.
+void expect_read_like_dom(std::string_view frame) {
+    DupesReplyReader reader;
+    ASSERT_TRUE(reader.read(frame)) << "declined: " << frame;
+    const auto parsed = parse_reply(frame);
+    ASSERT_TRUE(parsed) << "the DOM path refuses: " << frame;
+    const auto dom = from_json<DupesReply>(parsed->parameters);
+    ASSERT_TRUE(dom) << "the DOM path refuses: " << frame;
+    EXPECT_EQ(reader.continues(), parsed->continues) << frame;
+    expect_same(reader.reply(), *dom, frame);
+}
+
+void expect_declined(std::string_view frame) {
+    DupesReplyReader reader;
+    EXPECT_FALSE(reader.read(frame)) << frame;
+}
+
+DupesReply odd_reply() {
+    const std::vector<std::string> names = {"/plain/a.txt",
+                                            "/with\nnewline",
+                                            "/q\"b\\s",
+                                            "/ctl\x01\x1f\x7f",
+                                            "/bad\xff\xfe",
+                                            "/日本語 😀",
+                                            "/" + std::string(255, 'n'),
+                                            ""s};
+    DupesReply r;
+    for (std::size_t g = 0; g < names.size(); ++g) {
+        DupesGroupInfo group;
+        group.size = g == 0 ? std::numeric_limits<std::uint64_t>::max() : g * 1000;
+        group.wasted = group.size / 2;
+        group.files.push_back(DupesFileInfo{{names[g], names[(g + 1) % names.size()]}});
+        group.files.push_back(DupesFileInfo{{names[(g + 2) % names.size()]}});
+        r.groups.push_back(group);
+    }
+    r.groups.push_back(DupesGroupInfo{});
+    r.changed = names;
+    r.wasted = 1;
+    r.candidates = 2;
+    r.unreadable = 3;
+    r.cached = 4;
+    r.hashed = std::numeric_limits<std::uint64_t>::max();
+    r.files_read = 6;
+    r.bytes_read = 7;
+    r.elapsed_ms = 8;
+    return r;
+}
+
+TEST(DupesReplyReader, DaemonFramesAreReadAsTheDomReadsThem) {
+    expect_read_like_dom(daemon_frame(DupesReply{}, false));
+    expect_read_like_dom(daemon_frame(odd_reply(), true));
+    expect_read_like_dom(daemon_frame(odd_reply(), false));
+}
+
+TEST(DupesReplyReader, OtherWhitespaceAndKeyOrdersAreReadToo) {
+    expect_read_like_dom(
+        R"( { "parameters" : { "wasted" : 5 , "groups" : [ { "wasted" : 5, "size" : 5,)"
+        R"( "files" : [ { "names" : [ "/a" , { "b64" : "L2L/" } ] } ] } ] } ,)"
+        R"( "continues" : true } )");
+    expect_read_like_dom(R"({"parameters":{}})");
+}
+
+TEST(DupesReplyReader, AnythingElseIsDeclined) {
+    for (const char* frame : {
+             R"({"error":{"kind":"Busy","message":"x"}})",
+             R"({"continues":true,"parameters":{"progress":{"phase":"partial"}}})",
+             R"({"parameters":{"wasted":-1}})",
+             R"({"parameters":{"wasted":1.5}})",
+             R"({"parameters":{"wasted":null}})",
+             R"({"parameters":{"wasted":1,"wasted":2}})",
+             R"({"parameters":{"new_field":1}})",
+             R"({"parameters":{"changed":[{"b64":"not base64!"}]}})",
+             R"({"parameters":{"changed":[{"b64":"L2E=","x":1}]}})",
+             R"({"parameters":{"changed":[{}]}})",
+             R"({"parameters":{"groups":[{"files":[{"names":[1]}]}]}})",
+             R"({"parameters":{"groups":{}}})",
+             R"({"parameters":[]})",
+             R"({"continues":true})",
+             R"({"parameters":{}} trailing)",
+             "{\"parameters\":{\"changed\":[\"\xff\"]}}",
+             R"({"parameters":{"groups":[)",
+             "",
+         }) {
+        expect_declined(frame);
+    }
+}
+
+TEST(DupesReplyReader, EachReadStartsAfresh) {
+    DupesReplyReader reader;
+    ASSERT_TRUE(reader.read(daemon_frame(odd_reply(), true)));
+    ASSERT_TRUE(reader.read(daemon_frame(DupesReply{}, false)));
+    EXPECT_TRUE(reader.reply().groups.empty());
+    EXPECT_TRUE(reader.reply().changed.empty());
+    EXPECT_FALSE(reader.continues());
+}
+
+}  // namespace
+}  // namespace wsindex::ipc

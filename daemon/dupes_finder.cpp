@@ -477,7 +477,8 @@ class Run {
             DupesGroup group;
             for (std::size_t i : g) {
                 if (!alive(items_[i])) continue;
-                group.files.push_back(items_[i].file);
+                // The groups are disjoint and this is the items' last use: no copy of the names.
+                group.files.push_back(std::move(items_[i].file));
             }
             if (group.files.size() < 2) continue;
             group.size = group.files.front().inode.size;

@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "ipc/dupes_reply_writer.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/protocol.hpp"
+#include "tests/ipc/support/dupes_replies.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -63,41 +63,10 @@ void expect_declined(std::string_view frame) {
     EXPECT_FALSE(reader.read(frame)) << frame;
 }
 
-DupesReply odd_reply() {
-    const std::vector<std::string> names = {"/plain/a.txt",
-                                            "/with\nnewline",
-                                            "/q\"b\\s",
-                                            "/ctl\x01\x1f\x7f",
-                                            "/bad\xff\xfe",
-                                            "/日本語 😀",
-                                            "/" + std::string(255, 'n'),
-                                            ""s};
-    DupesReply r;
-    for (std::size_t g = 0; g < names.size(); ++g) {
-        DupesGroupInfo group;
-        group.size = g == 0 ? std::numeric_limits<std::uint64_t>::max() : g * 1000;
-        group.wasted = group.size / 2;
-        group.files.push_back(DupesFileInfo{{names[g], names[(g + 1) % names.size()]}});
-        group.files.push_back(DupesFileInfo{{names[(g + 2) % names.size()]}});
-        r.groups.push_back(group);
-    }
-    r.groups.push_back(DupesGroupInfo{});
-    r.changed = names;
-    r.wasted = 1;
-    r.candidates = 2;
-    r.unreadable = 3;
-    r.cached = 4;
-    r.hashed = std::numeric_limits<std::uint64_t>::max();
-    r.files_read = 6;
-    r.bytes_read = 7;
-    r.elapsed_ms = 8;
-    return r;
-}
-
 TEST(DupesReplyReader, DaemonFramesAreReadAsTheDomReadsThem) {
     expect_read_like_dom(daemon_frame(DupesReply{}, false));
-    expect_read_like_dom(daemon_frame(odd_reply(), true));
-    expect_read_like_dom(daemon_frame(odd_reply(), false));
+    expect_read_like_dom(daemon_frame(test::reply_with_odd_names(), true));
+    expect_read_like_dom(daemon_frame(test::reply_with_odd_names(), false));
 }
 
 TEST(DupesReplyReader, OtherWhitespaceAndKeyOrdersAreReadToo) {
@@ -135,7 +104,7 @@ TEST(DupesReplyReader, AnythingElseIsDeclined) {
 
 TEST(DupesReplyReader, EachReadStartsAfresh) {
     DupesReplyReader reader;
-    ASSERT_TRUE(reader.read(daemon_frame(odd_reply(), true)));
+    ASSERT_TRUE(reader.read(daemon_frame(test::reply_with_odd_names(), true)));
     ASSERT_TRUE(reader.read(daemon_frame(DupesReply{}, false)));
     EXPECT_TRUE(reader.reply().groups.empty());
     EXPECT_TRUE(reader.reply().changed.empty());

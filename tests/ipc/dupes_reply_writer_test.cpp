@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "ipc/methods.hpp"
 #include "ipc/protocol.hpp"
+#include "tests/ipc/support/dupes_replies.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -22,40 +22,13 @@ std::string dom_text(const DupesReply& reply) {
     return text.value_or("");
 }
 
-// Names a reply may carry: newlines, quotes, control bytes, DEL, invalid UTF-8 (base64 on the
-// wire), a 255-byte name, and a path made of all of them.
-std::vector<std::string> odd_names() {
-    return {"/plain/a.txt", "/with\nnewline", "/quote\"and\\backslash",    "/ctl\x01\x1f\x7f",
-            "/bad\xff\xfe", "/utf8 日本語 😀", "/" + std::string(255, 'n'), ""s};
-}
-
 TEST(DupesReplyWriter, AnEmptyReplyIsTheDomText) {
     const DupesReply reply;
     EXPECT_EQ(dupes_reply_text(reply), dom_text(reply));
 }
 
 TEST(DupesReplyWriter, GroupsWithOddNamesAndExtremeNumbersAreTheDomText) {
-    DupesReply reply;
-    const std::vector<std::string> names = odd_names();
-    for (std::size_t g = 0; g < names.size(); ++g) {
-        DupesGroupInfo group;
-        group.size = g == 0 ? std::numeric_limits<std::uint64_t>::max() : g * 1000;
-        group.wasted = group.size;
-        // A file with several names (hard links) and files with one.
-        group.files.push_back(DupesFileInfo{{names[g], names[(g + 1) % names.size()]}});
-        group.files.push_back(DupesFileInfo{{names[(g + 2) % names.size()]}});
-        reply.groups.push_back(group);
-    }
-    reply.groups.push_back(DupesGroupInfo{});  // no files at all
-    reply.changed = names;
-    reply.wasted = 12345;
-    reply.candidates = 1;
-    reply.unreadable = 2;
-    reply.cached = 3;
-    reply.hashed = std::numeric_limits<std::uint64_t>::max();
-    reply.files_read = 5;
-    reply.bytes_read = 6;
-    reply.elapsed_ms = 7;
+    const DupesReply reply = test::reply_with_odd_names();
     EXPECT_EQ(dupes_reply_text(reply), dom_text(reply));
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/cli/support/accounts.hpp"
 #include "tests/cli/support/fixture.hpp"
 #include "tests/support/prerequisite.hpp"
 
@@ -295,38 +296,6 @@ TEST_F(Dupes, CancelStopsARunningDupes) {
     EXPECT_TRUE(!after.contains("dupes") || after.at("dupes").empty()) << after.dump();
 }
 
-// An account made with useradd, deleted with userdel in the destructor.
-class TestUser {
-  public:
-    TestUser(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
-        const Exit r = run({"/usr/sbin/useradd", "--no-create-home", "--user-group", "--shell",
-                            "/usr/sbin/nologin", name_},
-                           scratch_);
-        created_ = r.code == 0;
-        if (!created_) return;
-        const passwd* pw = ::getpwnam(name_.c_str());
-        if (pw != nullptr) {
-            uid_ = pw->pw_uid;
-            gid_ = pw->pw_gid;
-        }
-    }
-    TestUser(const TestUser&) = delete;
-    TestUser& operator=(const TestUser&) = delete;
-    ~TestUser() {
-        if (created_) run({"/usr/sbin/userdel", name_}, scratch_);
-    }
-    [[nodiscard]] bool ok() const { return created_ && uid_ != 0; }
-    [[nodiscard]] uid_t uid() const { return uid_; }
-    [[nodiscard]] gid_t gid() const { return gid_; }
-
-  private:
-    std::string name_;
-    std::string scratch_;
-    bool created_ = false;
-    uid_t uid_ = 0;
-    gid_t gid_ = 0;
-};
-
 TEST_F(Dupes, AnUnprivilegedCallerNeverSeesFilesItCannotRead) {
     if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (useradd, setpriv)";
     if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0 ||
@@ -334,7 +303,7 @@ TEST_F(Dupes, AnUnprivilegedCallerNeverSeesFilesItCannotRead) {
         WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs useradd, setpriv and setfacl";
     }
     TestUser carol("wsidc" + std::to_string(::getpid()), scratch_.path());
-    ASSERT_TRUE(carol.ok());
+    ASSERT_TRUE(carol.ok()) << carol.error();
     // The daemon's socket must be reachable by carol.
     daemon_->stop();
     const std::string config = scratch_ / "wsindexd.conf";

@@ -14,74 +14,12 @@
 #include <cstdlib>
 #include <optional>
 
+#include "tests/cli/support/accounts.hpp"
 #include "tests/cli/support/fixture.hpp"
 #include "tests/support/prerequisite.hpp"
 
 namespace wsindex::cli::test {
 namespace {
-
-// One account made with useradd (its own group too), deleted with userdel in the destructor.
-class TestUser {
-  public:
-    TestUser(const std::string& name, const std::string& scratch) : name_(name), scratch_(scratch) {
-        const Exit r = run({"/usr/sbin/useradd", "--no-create-home", "--user-group", "--shell",
-                            "/usr/sbin/nologin", name_},
-                           scratch_);
-        if (r.code != 0) {
-            error_ = "useradd " + name_ + ": " + r.err;
-            return;
-        }
-        created_ = true;
-        const passwd* pw = ::getpwnam(name_.c_str());
-        if (pw == nullptr) {
-            error_ = "getpwnam " + name_ + " after useradd";
-            return;
-        }
-        uid_ = pw->pw_uid;
-        gid_ = pw->pw_gid;
-    }
-    TestUser(const TestUser&) = delete;
-    TestUser& operator=(const TestUser&) = delete;
-    ~TestUser() {
-        if (created_) run({"/usr/sbin/userdel", name_}, scratch_);  // also its user group
-    }
-
-    [[nodiscard]] const std::string& error() const { return error_; }
-    [[nodiscard]] const std::string& name() const { return name_; }
-    [[nodiscard]] uid_t uid() const { return uid_; }
-    [[nodiscard]] gid_t gid() const { return gid_; }
-
-  private:
-    std::string name_;
-    std::string scratch_;
-    std::string error_;
-    bool created_ = false;
-    uid_t uid_ = 0;
-    gid_t gid_ = 0;
-};
-
-class TestGroup {
-  public:
-    TestGroup(const std::string& name, const std::string& scratch)
-        : name_(name), scratch_(scratch) {
-        const Exit r = run({"/usr/sbin/groupadd", name_}, scratch_);
-        created_ = r.code == 0;
-        if (!created_) error_ = "groupadd " + name_ + ": " + r.err;
-    }
-    TestGroup(const TestGroup&) = delete;
-    TestGroup& operator=(const TestGroup&) = delete;
-    ~TestGroup() {
-        if (created_) run({"/usr/sbin/groupdel", name_}, scratch_);
-    }
-    [[nodiscard]] const std::string& error() const { return error_; }
-    [[nodiscard]] const std::string& name() const { return name_; }
-
-  private:
-    std::string name_;
-    std::string scratch_;
-    std::string error_;
-    bool created_ = false;
-};
 
 void write_sized(const std::string& path, off_t size, mode_t mode) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
@@ -343,8 +281,8 @@ TEST_F(RealUsers, ScanAndCancelOnlyForTheControlGroup) {
     const nlohmann::json scans_before = json_of({"scans"});
 
     // Added to the group (a new login picks it up: setpriv --init-groups reads /etc/group).
-    const Exit add =
-        run({"/usr/sbin/usermod", "-a", "-G", group_->name(), alice_->name()}, scratch_.path());
+    const Exit add = run_account_tool(
+        {"/usr/sbin/usermod", "-a", "-G", group_->name(), alice_->name()}, scratch_.path());
     ASSERT_EQ(add.code, 0) << add.err;
     r = ctl_as(*alice_, {"scan", tree_ + "/pub", "--wait"});
     EXPECT_EQ(r.code, 0) << r.out << r.err << "\ndaemon log:\n" << log();

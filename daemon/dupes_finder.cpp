@@ -12,6 +12,7 @@
 #include <optional>
 #include <utility>
 
+#include "daemon/dupes_candidate_cache.hpp"
 #include "storage/content_hashes.hpp"
 #include "storage/database.hpp"
 
@@ -295,7 +296,11 @@ class Run {
         q.roots = request.roots;
         q.min_size = request.min_size;
         std::vector<storage::DupeCandidate> rows;
-        if (auto st = storage::dupe_candidates(env_.db, q, &rows); !st) return st;
+        if (auto st = env_.candidates != nullptr ? env_.candidates->list(q, &rows)
+                                                 : storage::dupe_candidates(env_.db, q, &rows);
+            !st) {
+            return st;
+        }
         // Rows come by size, then inode, then path: consecutive rows of one inode are its names,
         // in order.
         std::vector<Item> items;
@@ -392,7 +397,9 @@ class Run {
             const IndexedInode& n = it.file.inode;
             records.push_back({n.dev, n.ino, n.size, n.mtime_ns, n.ctime_ns, it.partial, it.full});
         }
-        if (auto st = storage::store_content_hashes(env_.db, records); !st) {
+        if (auto st = env_.candidates != nullptr ? env_.candidates->store(records)
+                                                 : storage::store_content_hashes(env_.db, records);
+            !st) {
             spdlog::warn("dupes: keeping {} content hashes failed: {}", records.size(),
                          st.to_string());
         }

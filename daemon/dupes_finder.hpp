@@ -33,6 +33,8 @@ class Database;
 
 namespace wsindex::daemon {
 
+class DupesCandidateCache;
+
 struct DupesRequest {
     std::vector<std::string> roots;  // absolute normalized directories; empty: everywhere
     std::int64_t min_size = 1;       // bytes; 1 leaves empty files out
@@ -126,6 +128,9 @@ struct DupesEnvironment {
     // there is something to read. Empty: `executor`. Readers wait for the disk on a cold cache,
     // so this one may have more threads than CPUs (more requests in flight).
     std::function<core::RangeExecutor&()> readers;
+    // Where candidates are listed and hashes stored: the daemon's copy of the last listing
+    // (daemon/dupes_candidate_cache.hpp). Null: `db` directly.
+    DupesCandidateCache* candidates = nullptr;
 };
 
 // Runs the steps above. operation_canceled when `stop` was requested (nothing is reported;

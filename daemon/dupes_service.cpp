@@ -86,7 +86,8 @@ struct DupesService::RunState {
     }
 };
 
-DupesService::DupesService(DupesServiceOptions options) : options_(std::move(options)) {
+DupesService::DupesService(DupesServiceOptions options)
+    : options_(std::move(options)), candidates_(options_.db_path) {
     options_.workers = worker_count(options_.workers);
     options_.readers = reader_count(options_.readers);
 }
@@ -226,8 +227,9 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
         });
     }
     DupesEnvironment env{
-        db,       executor,       view.sees_everything ? NameFilter{} : view.can_see,
-        may_read, state.progress, make_readers};
+        db,          executor,       view.sees_everything ? NameFilter{} : view.can_see,
+        may_read,    state.progress, make_readers,
+        &candidates_};
     DupesResult result;
     const std::uint64_t setup_ms = ms_since(state.started);
     const core::Status st = find_dupes(env, request, state.stop.get_token(), &result);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/dupes_candidate_cache.hpp"
 #include "daemon/dupes_finder.hpp"
 #include "daemon/seams.hpp"
 #include "ipc/methods.hpp"
@@ -64,6 +65,9 @@ class DupesService {
     void reap_locked();
 
     DupesServiceOptions options_;
+    // The last listing of candidates, shared by the runs (a second run over an unchanged index
+    // reads no rows).
+    DupesCandidateCache candidates_;
     mutable std::mutex mu_;
     std::list<std::unique_ptr<RunState>> runs_;  // guarded by mu_
     std::uint64_t next_id_ = 1;                  // guarded by mu_

@@ -1,0 +1,59 @@
+// Dupes candidate cache: the last listing of dupes candidates (storage/content_hashes.hpp) kept
+// in memory while the index is unchanged, so that a second `wsctl dupes` over an unchanged index
+// reads no rows (docs/dupes.md).
+//
+// When is the copy current? The cache owns one connection and reads `PRAGMA data_version` on it
+// before each listing. SQLite changes that value whenever another connection (of this process or
+// any other: the scan writer, a live update, a sqlite3 shell deleting hashes) commits to the
+// database, and leaves it alone for this connection's own commits. So:
+//   1. The version is read before the listing's read transaction begins: a commit that lands in
+//      between makes the listing newer than its version, never older; the next run sees another
+//      version and lists again (conservative).
+//   2. Hashes that runs store go through this connection (store()), and the same records are
+//      applied to the copy exactly as the SQL upsert applies them to the table: the copy stays
+//      what a new listing would return, and the version stays valid because own commits do not
+//      change it.
+// Equal version and equal query therefore mean equal rows. Whether the files on disk still match
+// the index is not this cache's question: the finder's check step asks the file system as before.
+//
+// Threads: any; one mutex guards the connection and the copy (a run that lists while another
+// stores waits for it).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "storage/content_hashes.hpp"
+#include "storage/database.hpp"
+
+namespace wsindex::daemon {
+
+class DupesCandidateCache {
+  public:
+    explicit DupesCandidateCache(std::string db_path) : db_path_(std::move(db_path)) {}
+
+    // What storage::dupe_candidates(q) returns now; from memory when the index has not changed
+    // since the same query was listed. *from_memory (optional) says which.
+    core::Status list(const storage::CandidateQuery& q, std::vector<storage::DupeCandidate>* out,
+                      bool* from_memory = nullptr);
+    // storage::store_content_hashes on the cache's connection, and the same records applied to
+    // the copy.
+    core::Status store(const std::vector<storage::HashRecord>& records);
+
+  private:
+    core::Status open_locked();
+    void apply_locked(const std::vector<storage::HashRecord>& records);
+
+    std::string db_path_;
+    std::mutex mu_;
+    storage::Database db_;  // guarded by mu_; opened on first use
+    bool valid_ = false;    // guarded by mu_: copy_ is the listing of query_ at version_
+    std::int64_t version_ = 0;
+    storage::CandidateQuery query_;
+    std::vector<storage::DupeCandidate> copy_;  // as dupe_candidates orders them
+};
+
+}  // namespace wsindex::daemon

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <optional>
 #include <utility>
 
@@ -153,20 +152,42 @@ bool alive(const Item& i) { return i.outcome == HashOutcome::Hashed; }
 
 bool small(const Item& i) { return i.file.inode.size <= 2 * kPartialBytes; }
 
-// Groups of alive items (indices) with equal size and key; only groups of two or more.
+// Groups of alive items (indices) with equal size and key; only groups of two or more, in
+// (size, key) order. A sort of small keys rather than a map: no allocation per item.
 template <class Key>
 std::vector<std::vector<std::size_t>> group_by(const std::vector<Item>& items,
                                                const std::vector<std::size_t>& among, Key key) {
-    std::map<std::pair<std::int64_t, storage::Hash128>, std::vector<std::size_t>> groups;
+    struct Keyed {
+        std::int64_t size;
+        storage::Hash128 hash;
+        std::size_t index;
+    };
+    std::vector<Keyed> keyed;
+    keyed.reserve(among.size());
     for (std::size_t i : among) {
         if (!alive(items[i])) continue;
         const std::optional<storage::Hash128> k = key(items[i]);
         if (!k) continue;
-        groups[{items[i].file.inode.size, *k}].push_back(i);
+        keyed.push_back({items[i].file.inode.size, *k, i});
     }
+    const auto same = [](const Keyed& a, const Keyed& b) {
+        return a.size == b.size && a.hash == b.hash;
+    };
+    std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+        if (a.size != b.size) return a.size < b.size;
+        if (a.hash != b.hash) return a.hash < b.hash;
+        return a.index < b.index;
+    });
     std::vector<std::vector<std::size_t>> out;
-    for (auto& [k, g] : groups) {
-        if (g.size() > 1) out.push_back(std::move(g));
+    for (std::size_t i = 0; i < keyed.size();) {
+        std::size_t j = i + 1;
+        while (j < keyed.size() && same(keyed[i], keyed[j])) ++j;
+        if (j - i > 1) {
+            std::vector<std::size_t>& g = out.emplace_back();
+            g.reserve(j - i);
+            for (std::size_t k = i; k < j; ++k) g.push_back(keyed[k].index);
+        }
+        i = j;
     }
     return out;
 }
@@ -257,10 +278,15 @@ class Run {
             }
         }
         // By path, so that each worker meets the files of one directory one after another and
-        // looks the directory up once (OpenDirectory).
-        std::sort(check.begin(), check.end(), [this](std::size_t a, std::size_t b) {
-            return items_[a].file.names.front() < items_[b].file.names.front();
-        });
+        // looks the directory up once (OpenDirectory). The paths are sorted beside their
+        // indices: no trip through the items for each comparison.
+        {
+            std::vector<std::pair<std::string_view, std::size_t>> by_path;
+            by_path.reserve(check.size());
+            for (std::size_t i : check) by_path.emplace_back(items_[i].file.names.front(), i);
+            std::sort(by_path.begin(), by_path.end());
+            for (std::size_t k = 0; k < by_path.size(); ++k) check[k] = by_path[k].second;
+        }
         std::vector<OpenDirectory> dirs(env_.executor.size());
         if (auto st = phase(DupesPhase::Checking, check,
                             [&dirs](FileHasher& h, Item& it, unsigned worker) {
@@ -276,7 +302,9 @@ class Run {
             !st) {
             return st;
         }
-        if (!check.empty()) {
+        // Regrouped only when the check left a file out (mostly it leaves none).
+        if (std::any_of(check.begin(), check.end(),
+                        [this](std::size_t i) { return !alive(items_[i]); })) {
             groups = group_by(items_, colliding, [](const Item& i) { return i.full; });
         }
         if (request.paranoid) {

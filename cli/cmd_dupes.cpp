@@ -52,6 +52,10 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     nlohmann::json all_groups = nlohmann::json::array();
     nlohmann::json last;
     std::optional<ipc::Error> decode_error;
+    // -0: the output, built as the frames come. The fast reader appends a frame's names itself
+    // (no string per name kept); a frame decoded the DOM way appends them in absorb.
+    std::string null_separated;
+    bool names_read = false;  // the frame being absorbed already appended its names
     // One decoded reply: progress shown, groups kept, the totals taken from the last one.
     const auto absorb = [&](ipc::DupesReply& reply, bool continues) {
         if (reply.progress) {
@@ -62,7 +66,12 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
             }
             return;
         }
-        for (auto& g : reply.groups) all.groups.push_back(std::move(g));
+        // -0 prints the names in the order the frames bring them (see null_separated below).
+        if (options.null_separated) {
+            if (!names_read) ipc::append_null_separated(reply.groups, &null_separated);
+        } else {
+            for (auto& g : reply.groups) all.groups.push_back(std::move(g));
+        }
         if (!continues) {
             all.wasted = reply.wasted;
             all.candidates = reply.candidates;
@@ -81,8 +90,12 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     ipc::Client::FrameReader fast;
     if (!ctx.json) {
         fast = [&](std::string_view frame) -> std::optional<bool> {
-            if (!reader.read(frame)) return std::nullopt;
+            if (!reader.read(frame, options.null_separated ? &null_separated : nullptr)) {
+                return std::nullopt;
+            }
+            names_read = options.null_separated;
             absorb(reader.reply(), reader.continues());
+            names_read = false;
             return reader.continues();
         };
     }
@@ -115,17 +128,7 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
         return finish(ctx, 0);
     }
     if (options.null_separated) {
-        std::string out;
-        for (const auto& g : all.groups) {
-            for (const auto& f : g.files) {
-                for (const auto& name : f.names) {
-                    out += name;
-                    out.push_back('\0');
-                }
-            }
-            out.push_back('\0');
-        }
-        write_out(ctx, out);
+        write_out(ctx, null_separated);
         return finish(ctx, 0);
     }
     // Plain: raw paths one per line (like find; -0 for names with newlines), each group

@@ -72,7 +72,7 @@ Key key_of(Place place, const std::string& k) {
 
 class Sax {
   public:
-    explicit Sax(DupesReply& out) : out_(out) {}
+    Sax(DupesReply& out, std::string* null_separated) : out_(out), names_out_(null_separated) {}
 
     bool null() { return false; }
     bool boolean(bool v) {
@@ -90,8 +90,15 @@ class Sax {
     bool number_float(json::number_float_t, const json::string_t&) { return false; }
     bool binary(json::binary_t&) { return false; }
     bool string(json::string_t& s) {
+        if (top() == Place::Names && names_out_ != nullptr) {
+            names_out_->append(s).push_back('\0');
+            return true;
+        }
         if (top() == Place::Names || top() == Place::Changed) {
-            list()->push_back(std::move(s));
+            // A copy, not a move: the lexer keeps its buffer's capacity for the next string
+            // (a moved-from buffer grows again character by character), and the copy is one
+            // allocation of the right size.
+            list()->emplace_back(s);
             return true;
         }
         if (top() != Place::Encoded || key_ != kB64) return false;
@@ -109,7 +116,7 @@ class Sax {
                 out_.groups.emplace_back();
                 return push(Place::Group);
             case Place::Files:
-                out_.groups.back().files.emplace_back();
+                if (names_out_ == nullptr) out_.groups.back().files.emplace_back();
                 return push(Place::File);
             case Place::Names:
             case Place::Changed:
@@ -132,9 +139,14 @@ class Sax {
             // {"b64": ...} and nothing else.
             if (!decoded_) return false;
             pop();
-            list()->push_back(std::move(*decoded_));
+            if (top() == Place::Names && names_out_ != nullptr) {
+                names_out_->append(*decoded_).push_back('\0');
+            } else {
+                list()->push_back(std::move(*decoded_));
+            }
             return true;
         }
+        if (place == Place::Group && names_out_ != nullptr) names_out_->push_back('\0');
         if (place == Place::Parameters) saw_parameters = true;
         pop();
         return true;
@@ -208,6 +220,7 @@ class Sax {
     }
 
     DupesReply& out_;
+    std::string* names_out_;  // null: names kept in out_
     std::vector<Place> stack_;
     std::vector<std::uint32_t> seen_;  // the keys seen in each open object (0 for arrays)
     Key key_ = kNone;                  // the key whose value comes next
@@ -216,14 +229,29 @@ class Sax {
 
 }  // namespace
 
-bool DupesReplyReader::read(std::string_view frame) {
+bool DupesReplyReader::read(std::string_view frame) { return read(frame, nullptr); }
+
+bool DupesReplyReader::read(std::string_view frame, std::string* null_separated) {
     reply_ = DupesReply{};
     continues_ = false;
-    Sax sax(reply_);
-    if (!json::sax_parse(frame, &sax, json::input_format_t::json, true)) return false;
-    if (!sax.saw_parameters) return false;
+    const std::size_t had = null_separated != nullptr ? null_separated->size() : 0;
+    Sax sax(reply_, null_separated);
+    if (!json::sax_parse(frame, &sax, json::input_format_t::json, true) || !sax.saw_parameters) {
+        // The caller decodes this frame the DOM way and appends its names then.
+        if (null_separated != nullptr) null_separated->resize(had);
+        return false;
+    }
     continues_ = sax.continues;
     return true;
+}
+
+void append_null_separated(const std::vector<DupesGroupInfo>& groups, std::string* out) {
+    for (const DupesGroupInfo& g : groups) {
+        for (const DupesFileInfo& f : g.files) {
+            for (const std::string& name : f.names) out->append(name).push_back('\0');
+        }
+        out->push_back('\0');
+    }
 }
 
 }  // namespace wsindex::ipc

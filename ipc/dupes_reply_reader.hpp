@@ -16,7 +16,9 @@
 // read fast, never what a frame means.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ipc/methods.hpp"
 
@@ -27,6 +29,12 @@ class DupesReplyReader {
     // Decodes one reply frame (without its NUL). True: reply() and continues() describe it.
     // False: declined (see above); reply() is then meaningless.
     bool read(std::string_view frame);
+    // The same, but the groups' names are appended to *null_separated as `wsctl dupes -0`
+    // prints them (append_null_separated) instead of being kept: reply().groups then hold their
+    // size and wasted space and no files. For tens of thousands of names that saves a string
+    // and a vector per file (most of wsctl's allocations and page faults). Declined: nothing
+    // is appended.
+    bool read(std::string_view frame, std::string* null_separated);
 
     // The reply of the last frame read; the caller may move from it.
     [[nodiscard]] DupesReply& reply() { return reply_; }
@@ -36,5 +44,9 @@ class DupesReplyReader {
     DupesReply reply_;
     bool continues_ = false;
 };
+
+// `wsctl dupes -0`: each name of each file of a group NUL-terminated, and one more NUL after
+// each group.
+void append_null_separated(const std::vector<DupesGroupInfo>& groups, std::string* out);
 
 }  // namespace wsindex::ipc

@@ -111,5 +111,40 @@ TEST(DupesReplyReader, EachReadStartsAfresh) {
     EXPECT_FALSE(reader.continues());
 }
 
+// -0 output straight from the frame: the bytes the DOM path's reply prints, appended after what
+// the buffer held; the rest of the reply as before, and a declined frame appends nothing.
+TEST(DupesReplyReader, NamesGoStraightToTheNullSeparatedOutput) {
+    for (const DupesReply& reply : {test::reply_with_odd_names(), DupesReply{}}) {
+        const std::string frame = daemon_frame(reply, true);
+        const auto dom = from_json<DupesReply>(parse_reply(frame)->parameters);
+        ASSERT_TRUE(dom);
+        std::string expected = "before"s + '\0';
+        append_null_separated(dom->groups, &expected);
+        DupesReplyReader reader;
+        std::string out = "before"s + '\0';
+        ASSERT_TRUE(reader.read(frame, &out)) << frame;
+        EXPECT_EQ(out, expected);
+        ASSERT_EQ(reader.reply().groups.size(), dom->groups.size());
+        for (std::size_t g = 0; g < dom->groups.size(); ++g) {
+            EXPECT_EQ(reader.reply().groups[g].size, dom->groups[g].size);
+            EXPECT_EQ(reader.reply().groups[g].wasted, dom->groups[g].wasted);
+            EXPECT_TRUE(reader.reply().groups[g].files.empty());
+        }
+        EXPECT_EQ(reader.reply().changed, dom->changed);
+        EXPECT_EQ(reader.reply().wasted, dom->wasted);
+    }
+    // The odd names reply has names and groups to print.
+    std::string odd;
+    append_null_separated(test::reply_with_odd_names().groups, &odd);
+    EXPECT_GT(odd.size(), 2u);
+    // Declined after some names were read: they are taken back.
+    DupesReplyReader reader;
+    std::string out = "kept";
+    EXPECT_FALSE(reader.read(R"({"parameters":{"groups":[{"files":[{"names":["/a","/b"]}]}],)"
+                             R"("new_field":1}})",
+                             &out));
+    EXPECT_EQ(out, "kept");
+}
+
 }  // namespace
 }  // namespace wsindex::ipc

@@ -52,9 +52,12 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     nlohmann::json all_groups = nlohmann::json::array();
     nlohmann::json last;
     std::optional<ipc::Error> decode_error;
-    // -0: the output, built as the frames come. The fast reader appends a frame's names itself
-    // (no string per name kept); a frame decoded the DOM way appends them in absorb.
-    std::string null_separated;
+    // -0: the output, built as the frames come, one piece per frame: the fast reader appends a
+    // frame's names itself (no string per name kept); a frame decoded the DOM way appends them
+    // in absorb. A frame's names take fewer bytes than the frame (no quotes, no escapes, base64
+    // decoded), so each piece is allocated once and never moved (one growing string was copied
+    // at every doubling, each time onto fresh pages).
+    std::vector<std::string> null_separated;
     bool names_read = false;  // the frame being absorbed already appended its names
     // One decoded reply: progress shown, groups kept, the totals taken from the last one.
     const auto absorb = [&](ipc::DupesReply& reply, bool continues) {
@@ -68,7 +71,8 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
         }
         // -0 prints the names in the order the frames bring them (see null_separated below).
         if (options.null_separated) {
-            if (!names_read) ipc::append_null_separated(reply.groups, &null_separated);
+            if (null_separated.empty()) null_separated.emplace_back();
+            if (!names_read) ipc::append_null_separated(reply.groups, &null_separated.back());
         } else {
             for (auto& g : reply.groups) all.groups.push_back(std::move(g));
         }
@@ -90,7 +94,12 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     ipc::Client::FrameReader fast;
     if (!ctx.json) {
         fast = [&](std::string_view frame) -> std::optional<bool> {
-            if (!reader.read(frame, options.null_separated ? &null_separated : nullptr)) {
+            std::string* names = nullptr;
+            if (options.null_separated) {
+                names = &null_separated.emplace_back();
+                names->reserve(frame.size());
+            }
+            if (!reader.read(frame, names)) {
                 return std::nullopt;
             }
             names_read = options.null_separated;
@@ -128,7 +137,7 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
         return finish(ctx, 0);
     }
     if (options.null_separated) {
-        write_out(ctx, null_separated);
+        for (const std::string& piece : null_separated) write_out(ctx, piece);
         return finish(ctx, 0);
     }
     // Plain: raw paths one per line (like find; -0 for names with newlines), each group

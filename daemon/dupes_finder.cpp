@@ -277,31 +277,7 @@ class Run {
                 if (!items_[i].partial_new && !items_[i].full_new) check.push_back(i);
             }
         }
-        // By path, so that each worker meets the files of one directory one after another and
-        // looks the directory up once (OpenDirectory). The paths are sorted beside their
-        // indices: no trip through the items for each comparison.
-        {
-            std::vector<std::pair<std::string_view, std::size_t>> by_path;
-            by_path.reserve(check.size());
-            for (std::size_t i : check) by_path.emplace_back(items_[i].file.names.front(), i);
-            std::sort(by_path.begin(), by_path.end());
-            for (std::size_t k = 0; k < by_path.size(); ++k) check[k] = by_path[k].second;
-        }
-        std::vector<OpenDirectory> dirs(env_.executor.size());
-        if (auto st = phase(DupesPhase::Checking, check,
-                            [&dirs](FileHasher& h, Item& it, unsigned worker) {
-                                const std::string& path = it.file.names.front();
-                                const std::size_t slash = path.rfind('/');
-                                const int dir_fd =
-                                    dirs[worker].open(std::string_view(path).substr(0, slash + 1));
-                                it.outcome = dir_fd < 0
-                                                 ? h.check(path, it.file.inode)
-                                                 : h.check_at(dir_fd, path.c_str() + slash + 1,
-                                                              it.file.inode);
-                            });
-            !st) {
-            return st;
-        }
+        if (auto st = check_cached(check); !st) return st;
         // Regrouped only when the check left a file out (mostly it leaves none).
         if (std::any_of(check.begin(), check.end(),
                         [this](std::size_t i) { return !alive(items_[i]); })) {
@@ -361,6 +337,66 @@ class Run {
             }
             i = j;
         }
+        return {};
+    }
+
+    // The check of the files whose hashes all came from the cache (see go()), on the executor
+    // that reads no content. The files go by path, so that each worker meets the files of one
+    // directory one after another and looks the directory up once (OpenDirectory). Their paths
+    // and inodes are first copied, in that order, into one buffer: the items are large and in
+    // size order, and walking them in path order missed the cache on nearly every file.
+    core::Status check_cached(const std::vector<std::size_t>& check) {
+        struct Target {
+            std::size_t path;   // offset in `paths` of the NUL-terminated path
+            std::size_t slash;  // of its last '/', from `path`
+            IndexedInode inode;
+            std::size_t item;
+        };
+        std::vector<std::pair<std::string_view, std::size_t>> by_path;
+        by_path.reserve(check.size());
+        std::size_t bytes = 0;
+        for (std::size_t i : check) {
+            by_path.emplace_back(items_[i].file.names.front(), i);
+            bytes += by_path.back().first.size() + 1;
+        }
+        std::sort(by_path.begin(), by_path.end());
+        std::string paths;
+        paths.reserve(bytes);
+        std::vector<Target> targets;
+        targets.reserve(check.size());
+        std::uint64_t sizes = 0;
+        for (const auto& [path, i] : by_path) {
+            targets.push_back({paths.size(), path.rfind('/'), items_[i].file.inode, i});
+            paths.append(path).push_back('\0');
+            sizes += static_cast<std::uint64_t>(items_[i].file.inode.size);
+        }
+
+        const StepTimer timer(out_, DupesPhase::Checking);
+        env_.progress.start_phase(DupesPhase::Checking, targets.size(), sizes);
+        if (targets.empty()) return {};
+        std::vector<HashOutcome> outcomes(targets.size(), HashOutcome::Hashed);
+        std::vector<OpenDirectory> dirs(env_.executor.size());
+        FileHasher hasher(env_.may_read);
+        const core::Status st = env_.executor.parallel_for(
+            targets.size(),
+            [&](std::size_t begin, std::size_t end, unsigned worker) {
+                std::uint64_t done = 0;
+                for (std::size_t k = begin; k < end; ++k) {
+                    const Target& t = targets[k];
+                    const char* path = paths.c_str() + t.path;
+                    const int dir_fd = dirs[worker].open(std::string_view(path, t.slash + 1));
+                    outcomes[k] = dir_fd < 0 ? hasher.check_at(AT_FDCWD, path, t.inode)
+                                             : hasher.check_at(dir_fd, path + t.slash + 1, t.inode);
+                    done += static_cast<std::uint64_t>(t.inode.size);
+                }
+                // Once per chunk: the counters are shared, and a chunk takes microseconds.
+                env_.progress.files_done(worker, end - begin, done, 0);
+            },
+            stop_);
+        env_.progress.set_executor_stats(env_.executor.stats());
+        if (!st) return st;
+        for (std::size_t k = 0; k < targets.size(); ++k)
+            items_[targets[k].item].outcome = outcomes[k];
         return {};
     }
 

@@ -2,6 +2,8 @@
 // (dupes_candidate_cache.hpp).
 #include "daemon/dupes_candidate_cache.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -15,8 +17,26 @@ bool same_query(const storage::CandidateQuery& a, const storage::CandidateQuery&
 }  // namespace
 
 core::Status DupesCandidateCache::open_locked() {
-    if (db_.is_open()) return {};
-    return storage::Database::open(db_path_, storage::OpenMode::read_write, &db_);
+    // The path's file before opening: when it is replaced in between, the next listing sees
+    // another file than the one recorded and opens again (conservative, see the header, 3.).
+    struct stat st {};
+    const bool found = ::stat(db_path_.c_str(), &st) == 0;
+    const std::pair<std::uint64_t, std::uint64_t> file{st.st_dev, st.st_ino};
+    if (db_.is_open() && found && file == file_) return {};
+    db_.close();
+    valid_ = false;
+    copy_.clear();
+    if (auto opened = storage::Database::open(db_path_, storage::OpenMode::read_write, &db_);
+        !opened) {
+        return opened;
+    }
+    file_ = file;
+    if (!found) {
+        // Created just now: record the new file.
+        struct stat created {};
+        if (::stat(db_path_.c_str(), &created) == 0) file_ = {created.st_dev, created.st_ino};
+    }
+    return {};
 }
 
 core::Status DupesCandidateCache::list(const storage::CandidateQuery& q,

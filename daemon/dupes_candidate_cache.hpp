@@ -13,8 +13,13 @@
 //      applied to the copy exactly as the SQL upsert applies them to the table: the copy stays
 //      what a new listing would return, and the version stays valid because own commits do not
 //      change it.
-// Equal version and equal query therefore mean equal rows. Whether the files on disk still match
-// the index is not this cache's question: the finder's check step asks the file system as before.
+//   3. The connection reads the file at the path as it was when opened: an index set aside as
+//      damaged and built anew (daemon/scan_service_rebuild.cpp) is another file at the same
+//      path. Each listing stats the path first and opens it again when it is another file, as
+//      the runs did when each opened its own connection.
+// Equal file, equal version and equal query therefore mean equal rows. Whether the files on disk
+// still match the index is not this cache's question: the finder's check step asks the file system
+// as before.
 //
 // Threads: any; one mutex guards the connection and the copy (a run that lists while another
 // stores waits for it).
@@ -23,6 +28,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -50,7 +56,9 @@ class DupesCandidateCache {
     std::string db_path_;
     std::mutex mu_;
     storage::Database db_;  // guarded by mu_; opened on first use
-    bool valid_ = false;    // guarded by mu_: copy_ is the listing of query_ at version_
+    // The file db_ reads (st_dev, st_ino of the path when it was opened); guarded by mu_.
+    std::pair<std::uint64_t, std::uint64_t> file_{};
+    bool valid_ = false;  // guarded by mu_: copy_ is the listing of query_ at version_
     std::int64_t version_ = 0;
     storage::CandidateQuery query_;
     std::vector<storage::DupeCandidate> copy_;  // as dupe_candidates orders them

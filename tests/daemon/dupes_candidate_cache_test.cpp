@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "storage/database.hpp"
+#include "storage/index_damage.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
 namespace wsindex::daemon {
@@ -144,6 +145,27 @@ TEST_F(DupesCandidateCacheTest, HashesStoredThroughItAreInTheCopy) {
     ASSERT_TRUE(cache.list(query(), &list, &from_memory));
     EXPECT_FALSE(from_memory);
     for (const storage::DupeCandidate& c : list) EXPECT_FALSE(c.partial) << c.path;
+}
+
+// A damaged index set aside and built anew is another file at the same path: the listing is
+// of the new one, as when each run opened its own connection.
+TEST_F(DupesCandidateCacheTest, AnIndexReplacedAtItsPathIsListedAgain) {
+    DupesCandidateCache cache(db_path());
+    std::vector<storage::DupeCandidate> list;
+    ASSERT_TRUE(cache.list(query(), &list));
+    ASSERT_EQ(list.size(), 12u);
+    other_.close();
+    std::string set_aside_as;
+    ASSERT_TRUE(storage::set_aside_damaged(db_path(), 1, &set_aside_as));
+    // The new index knows only the a files.
+    for (int i = 0; i < 6; ++i) ASSERT_EQ(::unlink((root_ + "/b" + std::to_string(i)).c_str()), 0);
+    ASSERT_TRUE(storage::test::scan_db(db_path(), root_));
+    bool from_memory = true;
+    ASSERT_TRUE(cache.list(query(), &list, &from_memory));
+    EXPECT_FALSE(from_memory);
+    EXPECT_EQ(list.size(), 6u);
+    ASSERT_TRUE(storage::Database::open(db_path(), storage::OpenMode::read_write, &other_));
+    EXPECT_EQ(describe(list), describe(fresh()));
 }
 
 }  // namespace

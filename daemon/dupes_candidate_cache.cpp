@@ -62,6 +62,11 @@ core::Status DupesCandidateCache::list(const storage::CandidateQuery& q,
         copy_.clear();
         return st;
     }
+    if (copy_.size() > max_kept_) {
+        *out = std::move(copy_);
+        copy_ = {};
+        return {};
+    }
     version_ = version;
     query_ = q;
     valid_ = true;

@@ -21,10 +21,15 @@
 // still match the index is not this cache's question: the finder's check step asks the file system
 // as before.
 //
+// Memory: one listing, about 200 bytes a candidate (its path, inode and hashes); a listing of
+// more than `max_kept` candidates is not kept (a tree of millions of duplicates would pin
+// hundreds of MB between runs for a gain of a few hundred ms on a run that takes longer anyway).
+//
 // Threads: any; one mutex guards the connection and the copy (a run that lists while another
 // stores waits for it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -39,7 +44,10 @@ namespace wsindex::daemon {
 
 class DupesCandidateCache {
   public:
-    explicit DupesCandidateCache(std::string db_path) : db_path_(std::move(db_path)) {}
+    static constexpr std::size_t kDefaultMaxKept = 250000;  // candidates; about 50 MB
+
+    explicit DupesCandidateCache(std::string db_path, std::size_t max_kept = kDefaultMaxKept)
+        : db_path_(std::move(db_path)), max_kept_(max_kept) {}
 
     // What storage::dupe_candidates(q) returns now; from memory when the index has not changed
     // since the same query was listed. *from_memory (optional) says which.
@@ -54,6 +62,7 @@ class DupesCandidateCache {
     void apply_locked(const std::vector<storage::HashRecord>& records);
 
     std::string db_path_;
+    std::size_t max_kept_;  // candidates
     std::mutex mu_;
     storage::Database db_;  // guarded by mu_; opened on first use
     // The file db_ reads (st_dev, st_ino of the path when it was opened); guarded by mu_.

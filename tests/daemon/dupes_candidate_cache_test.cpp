@@ -168,5 +168,21 @@ TEST_F(DupesCandidateCacheTest, AnIndexReplacedAtItsPathIsListedAgain) {
     EXPECT_EQ(describe(list), describe(fresh()));
 }
 
+TEST_F(DupesCandidateCacheTest, ALargerListingThanTheCapIsNotKept) {
+    DupesCandidateCache cache(db_path(), 11);
+    std::vector<storage::DupeCandidate> list;
+    bool from_memory = true;
+    ASSERT_TRUE(cache.list(query(), &list, &from_memory));
+    EXPECT_EQ(list.size(), 12u);
+    ASSERT_TRUE(cache.list(query(), &list, &from_memory));
+    EXPECT_FALSE(from_memory);
+    EXPECT_EQ(describe(list), describe(fresh()));
+    // At the cap it is kept.
+    DupesCandidateCache at_cap(db_path(), 12);
+    ASSERT_TRUE(at_cap.list(query(), &list));
+    ASSERT_TRUE(at_cap.list(query(), &list, &from_memory));
+    EXPECT_TRUE(from_memory);
+}
+
 }  // namespace
 }  // namespace wsindex::daemon

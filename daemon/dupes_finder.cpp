@@ -301,7 +301,7 @@ class Run {
         q.min_size = request.min_size;
         std::vector<storage::DupeCandidate> rows;
         if (auto st = env_.candidates != nullptr ? env_.candidates->list(q, &rows)
-                                                 : storage::dupe_candidates(env_.db, q, &rows);
+                                                 : storage::dupe_candidates(*env_.db, q, &rows);
             !st) {
             return st;
         }
@@ -346,6 +346,7 @@ class Run {
     // and inodes are first copied, in that order, into one buffer: the items are large and in
     // size order, and walking them in path order missed the cache on nearly every file.
     core::Status check_cached(const std::vector<std::size_t>& check) {
+        const StepTimer timer(out_, DupesPhase::Checking);
         struct Target {
             std::size_t path;   // offset in `paths` of the NUL-terminated path
             std::size_t slash;  // of its last '/', from `path`
@@ -371,7 +372,6 @@ class Run {
             sizes += static_cast<std::uint64_t>(items_[i].file.inode.size);
         }
 
-        const StepTimer timer(out_, DupesPhase::Checking);
         env_.progress.start_phase(DupesPhase::Checking, targets.size(), sizes);
         if (targets.empty()) return {};
         std::vector<HashOutcome> outcomes(targets.size(), HashOutcome::Hashed);
@@ -462,7 +462,7 @@ class Run {
             records.push_back({n.dev, n.ino, n.size, n.mtime_ns, n.ctime_ns, it.partial, it.full});
         }
         if (auto st = env_.candidates != nullptr ? env_.candidates->store(records)
-                                                 : storage::store_content_hashes(env_.db, records);
+                                                 : storage::store_content_hashes(*env_.db, records);
             !st) {
             spdlog::warn("dupes: keeping {} content hashes failed: {}", records.size(),
                          st.to_string());

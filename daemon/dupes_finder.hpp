@@ -119,7 +119,8 @@ class DupesProgress {
 using NameFilter = std::function<bool(std::string_view path)>;
 
 struct DupesEnvironment {
-    storage::Database& db;          // read-write: candidates, and the hashes it stores
+    // Read-write: candidates, and the hashes it stores, when `candidates` (below) is null.
+    storage::Database* db;
     core::RangeExecutor& executor;  // the steps that read no content (the check)
     NameFilter can_see;             // the visibility filter; empty: every name
     ReadPermission may_read;        // the file read check; empty: every file
@@ -129,7 +130,7 @@ struct DupesEnvironment {
     // so this one may have more threads than CPUs (more requests in flight).
     std::function<core::RangeExecutor&()> readers;
     // Where candidates are listed and hashes stored: the daemon's copy of the last listing
-    // (daemon/dupes_candidate_cache.hpp). Null: `db` directly.
+    // (daemon/dupes_candidate_cache.hpp), with a connection of its own. Null: `db`.
     DupesCandidateCache* candidates = nullptr;
 };
 

@@ -15,7 +15,6 @@
 #include "daemon/thread_priority.hpp"
 #include "ipc/dupes_reply_writer.hpp"
 #include "ipc/error.hpp"
-#include "storage/database.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -190,13 +189,6 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
             };
         }
     }
-    storage::Database db;
-    if (auto st = storage::Database::open(options_.db_path, storage::OpenMode::read_write, &db);
-        !st) {
-        state.answered = true;
-        responder.fail(ipc::make_error(ipc::ErrorKind::Internal, "dupes: " + st.to_string()));
-        return;
-    }
     core::RangeOptions ro;
     ro.workers = options_.workers;
     ro.on_worker_start = [](unsigned) { (void)set_thread_priority(kDupesNice, IoClass::Idle); };
@@ -226,8 +218,9 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
             }
         });
     }
+    // The index is read and written through candidates_ (its own connection, kept open).
     DupesEnvironment env{
-        db,          executor,       view.sees_everything ? NameFilter{} : view.can_see,
+        nullptr,     executor,       view.sees_everything ? NameFilter{} : view.can_see,
         may_read,    state.progress, make_readers,
         &candidates_};
     DupesResult result;

@@ -1,6 +1,7 @@
-// Dupes service: runs wsindex.Dupes calls, each on a thread of its own with its own index
-// connection and range executor (so the daemon keeps serving), cancellable, with live progress
-// for wsindex.Status.
+// Dupes service: runs wsindex.Dupes calls, each on a thread of its own with its own range
+// executors (so the daemon keeps serving), cancellable, with live progress for wsindex.Status.
+// The runs read and write the index through one connection, the candidate cache's
+// (daemon/dupes_candidate_cache.hpp), which keeps the last listing while the index is unchanged.
 //
 // Threads: start(), cancel() and progress() from any thread. Each run's thread resolves the
 // caller's visibility (daemon/seams.hpp) and read permission, runs find_dupes at idle I/O

@@ -85,7 +85,7 @@ TEST_F(DupesFinderTest, EveryCandidateIsReadOncePerPhaseWithASlowWorker) {
         if (is_slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         return true;
     };
-    DupesEnvironment env{db_, executor, {}, may_read, progress};
+    DupesEnvironment env{&db_, executor, {}, may_read, progress};
     DupesResult result;
     auto st = find_dupes(env, DupesRequest{}, {}, &result);
     ASSERT_TRUE(st) << st.to_string();
@@ -140,7 +140,7 @@ TEST_F(DupesFinderTest, ContentIsReadOnTheReadersAndTheCheckWithoutThem) {
         for (const auto& w : e.stats()) n += w.items;
         return n;
     };
-    DupesEnvironment env{db_, executor, {}, {}, progress, [&]() -> core::RangeExecutor& {
+    DupesEnvironment env{&db_, executor, {}, {}, progress, [&]() -> core::RangeExecutor& {
                              ++asked;
                              return reader_pool;
                          }};
@@ -173,7 +173,7 @@ TEST_F(DupesFinderTest, AStopRequestEndsTheRunAsCancelled) {
         if (++calls == 5) stop.request_stop();
         return true;
     };
-    DupesEnvironment env{db_, executor, {}, may_read, progress};
+    DupesEnvironment env{&db_, executor, {}, may_read, progress};
     DupesResult result;
     auto st = find_dupes(env, DupesRequest{}, stop.get_token(), &result);
     EXPECT_EQ(st.code(), std::errc::operation_canceled) << st.to_string();
@@ -196,7 +196,7 @@ TEST_F(DupesFinderTest, AFileTruncatedWhileOpenedIsReportedChangedAndLeftOut) {
         }
         return true;
     };
-    DupesEnvironment env{db_, executor, {}, may_read, progress};
+    DupesEnvironment env{&db_, executor, {}, may_read, progress};
     DupesResult result;
     ASSERT_TRUE(find_dupes(env, DupesRequest{}, {}, &result));
     EXPECT_EQ(result.changed, std::vector<std::string>{victim});

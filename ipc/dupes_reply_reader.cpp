@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ipc/base64.hpp"
+#include "ipc/dupes_reply_layout.hpp"
 
 namespace wsindex::ipc {
 namespace {
@@ -232,6 +233,11 @@ class Sax {
 bool DupesReplyReader::read(std::string_view frame) { return read(frame, nullptr); }
 
 bool DupesReplyReader::read(std::string_view frame, std::string* null_separated) {
+    reply_ = DupesReply{};
+    continues_ = false;
+    // The daemon's own layout without the lexer first (dupes_reply_layout.hpp); anything else
+    // through it.
+    if (read_dupes_reply_layout(frame, &reply_, &continues_, null_separated)) return true;
     reply_ = DupesReply{};
     continues_ = false;
     const std::size_t had = null_separated != nullptr ? null_separated->size() : 0;

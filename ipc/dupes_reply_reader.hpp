@@ -6,6 +6,9 @@
 // once through nlohmann's SAX interface (its lexer: the same JSON and UTF-8 rules) straight
 // into a DupesReply.
 //
+// Frames in the daemon's exact layout with plain ASCII names are read without the lexer
+// (dupes_reply_layout.hpp); the rest as follows.
+//
 // It reads exactly the shape the daemon writes for groups and totals (dupes_reply_text inside
 // encode_reply_text): {"continues": bool, "parameters": {"groups": [{"files": [{"names": [...]}],
 // "size", "wasted"}], "changed": [...], and the unsigned counters}}, keys in any order, names as

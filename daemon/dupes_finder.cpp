@@ -300,8 +300,9 @@ class Run {
         q.roots = request.roots;
         q.min_size = request.min_size;
         std::vector<storage::DupeCandidate> rows;
-        if (auto st = env_.candidates != nullptr ? env_.candidates->list(q, &rows)
-                                                 : storage::dupe_candidates(*env_.db, q, &rows);
+        if (auto st = env_.candidates != nullptr
+                          ? env_.candidates->list(q, &rows, &out_->listing_kept)
+                          : storage::dupe_candidates(*env_.db, q, &rows);
             !st) {
             return st;
         }

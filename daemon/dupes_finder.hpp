@@ -65,6 +65,7 @@ struct DupesResult {
     ReadCounters read;                 // content read by this run
     // Wall time of each step, in microseconds, indexed by DupesPhase (for the daemon's log).
     std::array<std::uint64_t, 6> phase_us{};
+    bool listing_kept = false;  // the candidates came from the kept listing (no rows read)
 };
 
 enum class DupesPhase : int { Listing, Checking, Partial, Full, Compare, Done };

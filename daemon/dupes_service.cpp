@@ -246,11 +246,12 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     }
     const auto& us = result.phase_us;
     spdlog::info(
-        "dupes: {} candidates, {} groups, {} hashed, {} cached; setup {} ms, listing {} ms, "
+        "dupes: {} candidates, {} groups, {} hashed, {} cached; setup {} ms, listing {} ms{}, "
         "partial "
         "{} ms, full {} ms, checking {} ms, compare {} ms, grouping {} ms",
         result.candidates, result.groups.size(), result.hashed, result.cached, setup_ms,
         us[static_cast<std::size_t>(DupesPhase::Listing)] / 1000,
+        result.listing_kept ? " (kept)" : "",
         us[static_cast<std::size_t>(DupesPhase::Partial)] / 1000,
         us[static_cast<std::size_t>(DupesPhase::Full)] / 1000,
         us[static_cast<std::size_t>(DupesPhase::Checking)] / 1000,

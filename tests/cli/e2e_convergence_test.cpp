@@ -154,10 +154,14 @@ class Convergence : public ::testing::Test {
         SCOPED_TRACE("storm seed " + std::to_string(seed) +
                      " (rerun with WSINDEX_STORM_SEED=" + std::to_string(seed) + ")");
 
-        // WSINDEX_CONVERGENCE_DEBUG=1 runs daemon A at log level debug (every batch logged;
-        // its log is printed when the live comparison fails): for finding why a run diverged.
-        const std::string log_level =
-            std::getenv("WSINDEX_CONVERGENCE_DEBUG") != nullptr ? "log_level = \"debug\"\n" : "";
+        // WSINDEX_CONVERGENCE_DEBUG=1 runs daemon A at log level trace (every event and every
+        // batch logged; its log is printed when the live comparison fails): for finding why a
+        // run diverged. Set to an absolute directory instead, the storm logs each operation
+        // there (storm.log.N) and a failed live run leaves daemon A's log and the difference
+        // there too (daemon-a.log, diff.txt), for lining the operations up with the events.
+        const char* debug = std::getenv("WSINDEX_CONVERGENCE_DEBUG");
+        const std::string debug_dir = debug != nullptr && debug[0] == '/' ? debug : "";
+        const std::string log_level = debug != nullptr ? "log_level = \"trace\"\n" : "";
         auto a = start_daemon("a", "rescan_interval = \"off\"\n" + log_level + watch_config +
                                        "[[root]]\npath = \"" + root_ + "\"\ninterval = \"off\"\n");
         ASSERT_FALSE(HasFailure());
@@ -172,6 +176,7 @@ class Convergence : public ::testing::Test {
             storm.link_sources = {"top0/sub0", "top0/sub1"};
             storm.names_only = true;
         }
+        if (!debug_dir.empty()) storm.log_path = debug_dir + "/storm.log";
         storm.seed = seed;
         storm.processes = kStormProcesses;
         storm.ops_per_process = kOpsPerProcess;
@@ -222,10 +227,14 @@ class Convergence : public ::testing::Test {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll period
                 diff = difference(*a, *b);
             }
+            if (!diff.empty() && !debug_dir.empty()) {
+                std::ofstream(debug_dir + "/daemon-a.log") << a->log();
+                std::ofstream(debug_dir + "/diff.txt") << diff;
+            }
             EXPECT_EQ(diff, "") << "the live index A did not converge within "
                                 << kLiveDeadline.count() << " s\n"
                                 << diff << "\ndaemon A log:\n"
-                                << a->log();
+                                << (debug_dir.empty() ? a->log() : "in " + debug_dir);
         }
         EXPECT_TRUE(a->running()) << a->log();
     }

@@ -15,6 +15,7 @@
 #include "cli/json_stream.hpp"
 #include "core/clock.hpp"
 #include "fleet/pg_connection.hpp"
+#include "fleet/publisher.hpp"
 #include "fleet/queries.hpp"
 #include "fleet/schema.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -229,6 +230,24 @@ int fleet_hosts_command(const Context& ctx, fleet::PgConnection& conn) {
     return finish(ctx, kExitOk);
 }
 
+int fleet_release_command(const Context& ctx, const FleetOptions& options,
+                          fleet::PgConnection& conn) {
+    bool found = false;
+    if (auto st = fleet::release_host(conn, options.host, &found); !st) {
+        return fleet_failure(ctx, st);
+    }
+    if (ctx.json) {
+        print_json(ctx, nlohmann::json{{"host", options.host}, {"released", found}});
+    } else if (found) {
+        write_out(ctx,
+                  "released " + printable(options.host) +
+                      ": its copy is removed; the next daemon to publish the name claims it\n");
+    } else {
+        write_out(ctx, "no host " + printable(options.host) + " in the fleet database\n");
+    }
+    return finish(ctx, kExitOk);
+}
+
 }  // namespace
 
 int run_fleet(const Context& ctx, const FleetOptions& options) {
@@ -265,6 +284,7 @@ int run_fleet(const Context& ctx, const FleetOptions& options) {
                                   ", newer than this wsctl knows: upgrade wsctl"));
     }
     if (options.action == "hosts") return fleet_hosts_command(ctx, conn);
+    if (options.action == "release") return fleet_release_command(ctx, options, conn);
     if (options.action == "find") return fleet_find_command(ctx, options, conn);
     return fleet_du_command(ctx, options, conn);
 }

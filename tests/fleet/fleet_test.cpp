@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fleet/pg_connection.hpp"
+#include "fleet/schema.hpp"
 #include "tests/cli/support/daemon.hpp"
 #include "tests/cli/support/scratch.hpp"
 #include "tests/fleet/support/postgres_server.hpp"
@@ -97,10 +98,12 @@ class FleetTest : public ::testing::Test {
 
     // A daemon publishing as `name`, indexing a tree of its own.
     // `fleet_lines` replaces the [fleet] section's url line (other credentials, a password file).
-    Host& add_host(const std::string& name, const std::string& fleet_lines = "") {
+    // `dir_name`: the name of its directory, when two daemons publish one name.
+    Host& add_host(const std::string& name, const std::string& fleet_lines = "",
+                   const std::string& dir_name = "") {
         Host h;
         h.name = name;
-        const std::string dir = scratch_ / ("host-" + name);
+        const std::string dir = scratch_ / ("host-" + (dir_name.empty() ? name : dir_name));
         make_dir(dir);
         h.tree = dir + "/tree";
         make_dir(h.tree);
@@ -350,11 +353,71 @@ TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
     ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 99"));
     const Exit hosts = fleet({"hosts"});
     const Exit init = fleet({"init"});
-    ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 1"));
+    ASSERT_TRUE(
+        conn.exec("UPDATE fleet_schema SET version = " + std::to_string(kFleetSchemaVersion)));
     EXPECT_EQ(hosts.code, 1);
     EXPECT_NE(hosts.err.find("schema version 99, newer"), std::string::npos) << hosts.err;
     EXPECT_EQ(init.code, 1);
     EXPECT_NE(init.err.find("schema version 99, newer"), std::string::npos) << init.err;
+}
+
+// Two daemons configured with one host name (say a system and a user daemon, both defaulting
+// to the machine's name): the second is told, in its log and status, and the first one's copy
+// stays whole and current. Once the first is retired and the name released, the second
+// claims it and the fleet converges on its index.
+TEST_F(FleetTest, TwoDaemonsWithOneHostNameAreToldAndTheFirstCopyStays) {
+    hosts_.reserve(2);
+    Host& first = published_host("twin", "first", 3);
+    ASSERT_FALSE(HasFatalFailure());
+    Host& second = add_host("twin", "", "twin-2");
+    write_file(second.tree + "/second0", "y");
+    ASSERT_NO_FATAL_FAILURE(start_and_scan(second));
+    const std::string error = await_fleet_error(second);
+    EXPECT_NE(error.find("the host name 'twin' is published by another wsindexd"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("wsctl fleet release twin"), std::string::npos) << error;
+    EXPECT_NE(second.daemon->log().find("is published by another wsindexd"), std::string::npos)
+        << second.daemon->log();
+
+    // The first one's copy: whole, and still following its changes.
+    write_file(first.tree + "/later", "z");
+    ASSERT_EQ(local(first, {"scan", first.tree, "--wait"}).code, 0);
+    expect_converges(first, {"find", "-0"}, {"find", "-0", "--host", "twin"});
+    expect_no_fleet_error(first);
+    const Exit mixed = fleet({"find", "-0", "--host", "twin", "second"});
+    EXPECT_EQ(mixed.out, "") << "nothing of the second daemon's tree in the first one's copy";
+
+    // Retired and released: the second claims the name.
+    ASSERT_TRUE(first.daemon->stop().has_value());
+    const Exit release = fleet({"release", "twin"});
+    EXPECT_EQ(release.code, 0) << release.err;
+    EXPECT_NE(release.out.find("released twin"), std::string::npos) << release.out;
+    ASSERT_EQ(local(second, {"scan", second.tree, "--wait"}).code, 0);
+    expect_converges(second, {"find", "-0"}, {"find", "-0", "--host", "twin"});
+    expect_no_fleet_error(second);
+    const Exit again = fleet({"release", "nosuchhost"});
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_NE(again.out.find("no host nosuchhost"), std::string::npos) << again.out;
+}
+
+// A database of schema version 1 (before host names were claimed) is migrated by `wsctl fleet
+// init` (and by a publishing daemon): the claim column appears, the version says 2.
+TEST_F(FleetTest, AVersionOneDatabaseIsMigrated) {
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    ASSERT_TRUE(
+        conn.exec("ALTER TABLE hosts DROP COLUMN instance; UPDATE fleet_schema SET version = 1"));
+    const Exit init = fleet({"init"});
+    EXPECT_EQ(init.code, 0) << init.err;
+    PgResult r{nullptr, &PQclear};
+    ASSERT_TRUE(conn.query("SELECT max(version) FROM fleet_schema", {}, &r));
+    EXPECT_EQ(first_value(r), std::to_string(kFleetSchemaVersion));
+    ASSERT_TRUE(
+        conn.query("SELECT count(*) FROM information_schema.columns WHERE table_name = "
+                   "'hosts' AND column_name = 'instance'",
+                   {}, &r));
+    EXPECT_EQ(first_value(r), "1");
 }
 
 // A role the server does not know: the host indexes and answers as ever, status and the log

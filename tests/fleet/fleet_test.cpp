@@ -89,10 +89,11 @@ class FleetTest : public ::testing::Test {
         ASSERT_EQ(init.code, 0) << init.err;
     }
 
-    Exit fleet(std::vector<std::string> args) {
+    // `wsctl fleet ARGS` on the test's server, or on the one at `url`.
+    Exit fleet(std::vector<std::string> args, const std::string& url = "") {
         args.insert(args.begin(), {WSINDEX_WSCTL, "fleet"});
         args.push_back("--url");
-        args.push_back(server_->url());
+        args.push_back(url.empty() ? server_->url() : url);
         return cli::test::run(args, scratch_.path(), std::chrono::minutes(2));
     }
 
@@ -151,15 +152,16 @@ class FleetTest : public ::testing::Test {
 
     // Polls until `fleet_args` prints what `local_args` prints on `h` (publishing is
     // asynchronous); the last outputs on failure.
+    // `url`: of another server than the test's.
     void expect_converges(Host& h, const std::vector<std::string>& local_args,
-                          const std::vector<std::string>& fleet_args) {
+                          const std::vector<std::string>& fleet_args, const std::string& url = "") {
         const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
         Exit want;
         Exit got;
         for (;;) {
             want = local(h, local_args);
             ASSERT_EQ(want.code, 0) << want.err;
-            got = fleet(fleet_args);
+            got = fleet(fleet_args, url);
             if (got.code == 0 && got.out == want.out) return;
             if (std::chrono::steady_clock::now() > deadline) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling a condition
@@ -418,6 +420,57 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigrated) {
                    "'hosts' AND column_name = 'instance'",
                    {}, &r));
     EXPECT_EQ(first_value(r), "1");
+}
+
+// One host's partitions on a second PostgreSQL server (a shard, where that host publishes),
+// attached to the first as postgres_fdw foreign tables: `wsctl fleet find` and `du`, unchanged,
+// answer from both servers, and a publish on the shard (which replaces its partition whole)
+// shows through (docs/fleet.md, "Beyond one server").
+TEST_F(FleetTest, AHostOnASecondServerAnswersThroughPostgresFdw) {
+    PostgresServer shard;
+    std::string error;
+    ASSERT_TRUE(shard.start(error)) << error;
+    hosts_.reserve(2);
+    published_host("lambda", "near", 3);
+    ASSERT_FALSE(HasFatalFailure());
+    Host& remote = add_host("mu", "url = \"" + shard.url() + "\"\n");
+    make_dir(remote.tree + "/sub");
+    write_file(remote.tree + "/far0", "far");
+    write_file(remote.tree + "/sub/far1", "farther");
+    ASSERT_NO_FATAL_FAILURE(start_and_scan(remote));
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"}, shard.url());
+    ASSERT_FALSE(HasFatalFailure());
+
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    const std::string entries = partition_name("entries", "mu");
+    const std::string dirs = partition_name("dirs", "mu");
+    ASSERT_TRUE(conn.exec("CREATE EXTENSION IF NOT EXISTS postgres_fdw"));
+    ASSERT_TRUE(conn.exec("CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host " +
+                          conn.literal(shard.socket_dir()) + ", dbname 'wsfleet')"));
+    ASSERT_TRUE(
+        conn.exec("CREATE USER MAPPING FOR CURRENT_USER SERVER shard1 OPTIONS (user 'wsfleet')"));
+    for (const std::string& table : {entries, dirs}) {
+        const std::string parent = table == entries ? "entries" : "dirs";
+        ASSERT_TRUE(conn.exec("CREATE FOREIGN TABLE " + table + " PARTITION OF " + parent +
+                              " FOR VALUES IN ('mu') SERVER shard1 OPTIONS (table_name " +
+                              conn.literal(table) + ")"));
+    }
+
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"});
+    expect_converges(remote, {"find", "-0", "far"}, {"find", "-0", "--host", "mu", "far"});
+    expect_converges(remote, {"du", "-b", "--depth", "3"},
+                     {"du", "-b", "--depth", "3", "--host", "mu"});
+    EXPECT_NE(expect_fleet_equals_union({"find", "-0"}), "");  // lambda's rows, then mu's
+
+    // A change on the shard's host reaches the first server's answer.
+    write_file(remote.tree + "/sub/far2", "farthest");
+    ASSERT_EQ(local(remote, {"scan", remote.tree, "--wait"}).code, 0);
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"});
+
+    // Detached before the shard stops (the server outlives this test when tests share it).
+    EXPECT_TRUE(
+        conn.exec("DROP FOREIGN TABLE " + entries + ", " + dirs + "; DROP SERVER shard1 CASCADE"));
 }
 
 // A role the server does not know: the host indexes and answers as ever, status and the log

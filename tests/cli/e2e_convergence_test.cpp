@@ -19,6 +19,7 @@
 #include "tests/cli/support/scratch.hpp"
 #include "tests/cli/support/tree.hpp"
 #include "tests/support/prerequisite.hpp"
+#include "tests/support/sysctl_override.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -40,40 +41,6 @@ std::uint64_t storm_seed() {
     const char* text = std::getenv("WSINDEX_STORM_SEED");
     return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 10) : kDefaultSeed;
 }
-
-// Writes `value` to a /proc/sys file and puts the old value back when it goes out of scope,
-// also when the test fails or returns early.
-class SysctlGuard {
-  public:
-    explicit SysctlGuard(std::string path) : path_(std::move(path)) {}
-    SysctlGuard(const SysctlGuard&) = delete;
-    SysctlGuard& operator=(const SysctlGuard&) = delete;
-    ~SysctlGuard() {
-        if (!saved_.empty() && !write(saved_)) {
-            ADD_FAILURE() << "could not restore " << path_ << " to " << saved_;
-        }
-    }
-    // False (nothing changed) if the file cannot be read or written.
-    bool set(const std::string& value) {
-        std::ifstream in(path_);
-        std::string old;
-        if (!(in >> old)) return false;
-        if (!write(value)) return false;
-        saved_ = old;
-        return true;
-    }
-
-  private:
-    bool write(const std::string& value) const {
-        std::ofstream out(path_);
-        out << value << "\n";
-        out.flush();
-        return static_cast<bool>(out);
-    }
-
-    std::string path_;
-    std::string saved_;
-};
 
 enum class Mode {
     kRescan,  // after the storm, `wsctl scan ROOT --wait` on the daemon that indexed it before
@@ -270,8 +237,8 @@ TEST_F(Convergence, LiveFanotifyConvergesAfterTheQueueOverflows) {
     // The limit applies to groups created after the write: set before daemon A starts. 64
     // events is far fewer than the storm makes, so the queue overflows and the daemon must
     // recover (an incremental rescan of the root) on its own.
-    SysctlGuard limit("/proc/sys/fs/fanotify/max_queued_events");
-    if (!limit.set("64")) {
+    const wsindex::test::SysctlOverride limit("/proc/sys/fs/fanotify/max_queued_events", "64");
+    if (!limit.ok()) {
         WSINDEX_SKIP_OR_FAIL_IN_CI() << "cannot write /proc/sys/fs/fanotify/max_queued_events";
     }
     converge(Mode::kLive, "watch = true\nwatch_backend = \"fanotify\"\n");

@@ -2,7 +2,7 @@
 # live_unpack.sh: the cost of the live index to writers, and how soon the index is current, for
 # the unpack of a 100k-entry tar archive into a watched root.
 #
-#   bench/live_unpack.sh [-k RUNS] [-b BUILD_DIR] [-n ENTRIES] [-d WORKDIR] [-f]
+#   bench/live_unpack.sh [-k RUNS] [-b BUILD_DIR] [-n ENTRIES] [-d WORKDIR] [-w WORKERS] [-f]
 #
 # The archive is a balanced mktree tree of ENTRIES (default 100000) entries, made once in
 # $WSINDEX_TREES (default /var/tmp/wsbench-trees). Rounds alternate (RUNS each, default 3, after
@@ -17,6 +17,7 @@
 # kernel's event generation counts there; less sensitive than wall time to other load on the
 # machine), and the time to current (target <= 2 s).
 #
+# -w: the daemon's `workers` (default 2: live batches walk new subtrees on that many threads).
 # -f (root only): every round unpacks into a freshly made ext4 file system (a 2 GiB image in
 # WORKDIR, loop-mounted as ROOT). Without it the rounds share one directory, and ext4 after an
 # `rm -rf` of 100k files makes the next tar up to 10x slower in the kernel (20 s instead of 2 s of
@@ -33,12 +34,14 @@ runs=3
 entries=100000
 workdir=/var/tmp
 fresh_fs=
-while getopts "k:b:n:d:fh" opt; do
+workers=2
+while getopts "k:b:n:d:w:fh" opt; do
     case $opt in
         k) runs=$OPTARG ;;
         b) build=$OPTARG ;;
         n) entries=$OPTARG ;;
         d) workdir=$OPTARG ;;
+        w) workers=$OPTARG ;;
         f) fresh_fs=1 ;;
         *) sed -n '2,24p' "$0"; exit 2 ;;
     esac
@@ -70,7 +73,7 @@ sock=$work/wsindexd.sock
 cat > "$work/wsindexd.toml" <<EOF
 socket = "$sock"
 db = "$work/index.db"
-workers = 2
+workers = $workers
 log_level = "info"
 EOF
 daemon_pid=

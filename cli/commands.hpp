@@ -84,9 +84,9 @@ int run_dupes(const Context& ctx, const DupesOptions& options);
 
 // wsctl fleet ...: the fleet index on PostgreSQL (cmd_fleet.cpp, docs/fleet.md).
 struct FleetOptions {
-    std::string action;  // init, hosts, find, du
+    std::string action;  // init, hosts, find, du, release
     std::string url;     // empty: $WSINDEX_FLEET_URL
-    std::string host;    // empty: every host (records then start with "host:")
+    std::string host;    // empty: every host (records then start with "host:"); release: the name
     std::string pattern;
     bool glob = false;  // find's filters, as in FindOptions
     bool regex = false;

@@ -282,6 +282,15 @@ int main(int argc, char** argv) {
         add_common(*sub, common);
         sub->callback([&fleet, sub] { fleet.action = sub->get_name(); });
     }
+    auto* fleet_release = fleet_cmd->add_subcommand(
+        "release",
+        "Remove a host's copy and its claim on the name (once its daemon no longer publishes it)");
+    fleet_release->add_option("name", fleet.host, "The host name")->required()->type_name("HOST");
+    fleet_release
+        ->add_option("--url", fleet.url, "libpq URI of the fleet database (or $WSINDEX_FLEET_URL)")
+        ->type_name("URL");
+    add_common(*fleet_release, common);
+    fleet_release->callback([&fleet] { fleet.action = "release"; });
     add_common(*fleet_cmd, common);
 
     for (auto* sub : app.get_subcommands({})) sub->footer(kFooter);

@@ -60,7 +60,9 @@ std::string default_fleet_host() {
 }
 
 FleetPublisher::FleetPublisher(FleetConfig config, std::string db_path)
-    : config_(std::move(config)), db_path_(std::move(db_path)) {
+    : config_(std::move(config)),
+      db_path_(std::move(db_path)),
+      instance_(fleet::instance_of(db_path_)) {
     if (config_.host.empty()) config_.host = default_fleet_host();
     state_.host = config_.host;
 }
@@ -142,7 +144,7 @@ bool FleetPublisher::publish_once() {
     if (st) st = fleet::ensure_schema(conn);
     fleet::PublishResult result;
     const auto began = std::chrono::steady_clock::now();
-    if (st) st = fleet::publish_full(conn, db_path_, config_.host, &result);
+    if (st) st = fleet::publish_full(conn, db_path_, config_.host, instance_, &result);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::lock_guard lock(mutex_);

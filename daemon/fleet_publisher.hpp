@@ -41,6 +41,7 @@ class FleetPublisher {
 
     FleetConfig config_;
     std::string db_path_;
+    std::string instance_;  // fleet::instance_of(db_path_): this daemon's claim on its host name
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way

@@ -35,14 +35,45 @@ bool under(const std::string& path, const std::string& root) {
            (path.size() == root.size() || path[root.size()] == '/');
 }
 
-std::string shown(const std::string& path) { return ipc::display_bytes(path); }
+std::string shown(const std::string& path) { return ipc::log_bytes(path); }
+
+// Passes every change a backend reports on to the coalescer, and at log level trace logs it
+// first: the record of which events arrived, and when, that a divergence of the live index is
+// traced with (tests/cli/e2e_convergence_test.cpp's debug mode). One level check per event
+// otherwise.
+class TracingSink final : public monitor::ChangeSink {
+  public:
+    explicit TracingSink(monitor::ChangeSink& next) : next_(next) {}
+    void dir_changed(const monitor::DirChange& change) override {
+        if (spdlog::should_log(spdlog::level::trace)) {
+            spdlog::trace("monitor: change {} name {}", describe(change), shown(change.name));
+        }
+        next_.dir_changed(change);
+    }
+    void root_event(const monitor::RootEvent& event) override {
+        spdlog::trace("monitor: root event {} on {}: {}", monitor::to_string(event.kind),
+                      shown(event.root), event.detail);
+        next_.root_event(event);
+    }
+
+  private:
+    static std::string describe(const monitor::DirChange& c) {
+        if (c.inode) return "inode " + c.identity().substr(1);
+        return c.key ? "key " + std::to_string(*c.key) : "dir " + shown(c.path);
+    }
+    monitor::ChangeSink& next_;
+};
 
 }  // namespace
 
 struct LiveMonitor::Backends {
     explicit Backends(const Options& o)
-        : coalescer({o.settle, o.max_delay, o.settle / 4}), fan(coalescer), ino(coalescer, {}) {}
+        : coalescer({o.settle, o.max_delay, o.settle / 4}),
+          tracing(coalescer),
+          fan(tracing),
+          ino(tracing, {}) {}
     monitor::Coalescer coalescer;
+    TracingSink tracing;
     monitor::FanotifyMonitor fan;
     monitor::InotifyMonitor ino;
     bool fan_open = false;

@@ -44,7 +44,7 @@ core::Status load_last_done(storage::Database& db, std::map<std::string, std::in
     return {};
 }
 
-std::string shown(const std::string& path) { return ipc::display_bytes(path); }
+std::string shown(const std::string& path) { return ipc::log_bytes(path); }
 
 }  // namespace
 

@@ -14,7 +14,7 @@
 namespace wsindex::daemon {
 namespace {
 
-std::string shown(std::string_view path) { return ipc::display_bytes(path); }
+std::string shown(std::string_view path) { return ipc::log_bytes(path); }
 
 nlohmann::json path_details(std::string_view path) {
     return nlohmann::json{{"path", ipc::encode_bytes(path)}};

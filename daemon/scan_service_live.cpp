@@ -24,7 +24,7 @@ namespace {
 // subtree: the scan streams it, in bounded memory.
 constexpr std::size_t kMaxBatchRecords = 200000;
 
-std::string shown(const std::string& path) { return ipc::display_bytes(path); }
+std::string shown(const std::string& path) { return ipc::log_bytes(path); }
 
 std::int64_t ms_between(std::chrono::steady_clock::time_point from,
                         std::chrono::steady_clock::time_point to) {
@@ -42,6 +42,36 @@ bool under(const std::string& path, const std::string& root) {
 bool gone_since(const core::Status& st) {
     return st.code() == std::errc::no_such_file_or_directory ||
            st.code() == std::errc::not_a_directory;
+}
+
+// Log level trace: what a batch is given and what its named stats found, the other half of
+// the record that traces a divergence of the live index (TracingSink in live_monitor.cpp logs
+// the events).
+void trace_changed_dir(const ChangedDir& c) {
+    std::string names;
+    for (const std::string& n : c.names) names += " " + shown(n);
+    std::string rewalk;
+    for (const std::string& n : c.rewalk) rewalk += " " + shown(n);
+    spdlog::trace("live batch: {} {}{}; rewalk{}", shown(c.path),
+                  c.names.empty() ? "whole" : "names", names, rewalk);
+}
+
+void trace_named_stat(const core::NamedStat& named) {
+    for (const core::WalkResult& e : named.found) {
+        spdlog::trace("live batch: stat {} ino {} nlink {} size {} ctime {}", shown(e.path), e.ino,
+                      e.nlink, e.size, e.ctime_ns);
+    }
+    for (const std::string& n : named.gone) {
+        spdlog::trace("live batch: gone {}/{}", shown(named.self.path), shown(n));
+    }
+}
+
+void trace_listing(const storage::RelistedDir& d) {
+    spdlog::trace("live batch: listed {} ({} entries)", shown(d.self.path), d.entries.size());
+    for (const core::WalkResult& e : d.entries) {
+        spdlog::trace("live batch: entry {} ino {} nlink {} size {} ctime {}", shown(e.path), e.ino,
+                      e.nlink, e.size, e.ctime_ns);
+    }
 }
 
 }  // namespace
@@ -201,7 +231,9 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     std::vector<storage::RelistedDir> listings;
     std::vector<std::string> listing_paths;
     const core::FsOps& fs = options_.fs != nullptr ? *options_.fs : core::real_fs_ops();
+    const bool tracing = spdlog::should_log(spdlog::level::trace);
     for (ChangedDir& c : changed) {
+        if (tracing) trace_changed_dir(c);
         dirs.push_back(c.path);
         if (c.names.empty()) {
             whole.push_back(std::move(c.path));
@@ -217,6 +249,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
             }
             continue;  // gone: its parent's change says so
         }
+        if (tracing) trace_named_stat(named);
         storage::RelistedDir d;
         d.self = std::move(named.self);
         d.entries = std::move(named.found);
@@ -270,6 +303,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
             continue;
         }
         storage::RelistedDir& relisted = listings[i];
+        if (tracing && i >= first_whole) trace_listing(relisted);
         if (!relisted.self.is_dir()) continue;
         std::vector<std::string> fresh;
         if (auto st = subdirs.find(relisted, &fresh); !st) {

@@ -2,8 +2,13 @@
 // staging tables, which then replace the host's partitions inside the same transaction.
 #include "fleet/publisher.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "fleet/copy_text.hpp"
@@ -188,16 +193,39 @@ core::Status copy_dirs(PgConnection& conn, storage::Database& db, Publish& p,
     return conn.copy_end();
 }
 
-core::Status publish_in_transaction(PgConnection& conn, storage::Database& db,
-                                    const std::string& host, PublishResult* result) {
-    Publish p(conn, host);
-    std::vector<Root> roots;
-    if (auto st = read_roots(db, &roots); !st) return st;
-    if (auto st = conn.exec("SELECT pg_advisory_xact_lock(hashtext('wsindex host ' || " +
-                            conn.literal(host) + "))");
+// Takes the per-host advisory lock of the transaction: publishes and releases of one host
+// name run one at a time.
+core::Status lock_host(PgConnection& conn, const std::string& host) {
+    return conn.exec("SELECT pg_advisory_xact_lock(hashtext('wsindex host ' || " +
+                     conn.literal(host) + "))");
+}
+
+// Fails when another instance claimed `host` (hosts.instance), before anything is written.
+core::Status check_claim(PgConnection& conn, const std::string& host, const std::string& instance) {
+    PgResult r{nullptr, &PQclear};
+    if (auto st = conn.query("SELECT coalesce(instance, '') FROM hosts WHERE host = $1",
+                             {host.c_str()}, &r);
         !st) {
         return st;
     }
+    const std::string claimed = first_value(r);
+    if (claimed.empty() || claimed == instance) return {};
+    return core::Status(std::make_error_code(std::errc::address_in_use),
+                        "the host name '" + host + "' is published by another wsindexd (" +
+                            claimed + "; this one is " + instance +
+                            "): give each daemon its own 'host' in [fleet], or, if that daemon "
+                            "no longer publishes it, release the name with `wsctl fleet release " +
+                            host + "`");
+}
+
+core::Status publish_in_transaction(PgConnection& conn, storage::Database& db,
+                                    const std::string& host, const std::string& instance,
+                                    PublishResult* result) {
+    Publish p(conn, host);
+    std::vector<Root> roots;
+    if (auto st = read_roots(db, &roots); !st) return st;
+    if (auto st = lock_host(conn, host); !st) return st;
+    if (auto st = check_claim(conn, host, instance); !st) return st;
     // The index builds of a big host dominate a publish; GIN builds in memory when it fits.
     if (auto st = conn.exec("SET LOCAL maintenance_work_mem = '256MB'"); !st) return st;
     if (auto st = p.stage("entries"); !st) return st;
@@ -220,18 +248,21 @@ core::Status publish_in_transaction(PgConnection& conn, storage::Database& db,
     root_list += "]::bytea[]";
     const std::string lit = conn.literal(host);
     return conn.exec(
-        "INSERT INTO hosts(host, generation, published_at, entries, bytes, roots) VALUES (" + lit +
-        ", " + std::to_string(result->generation) + ", now(), " + std::to_string(result->entries) +
-        ", " + std::to_string(result->bytes) + ", " + root_list +
+        "INSERT INTO hosts(host, generation, published_at, entries, bytes, roots, instance) "
+        "VALUES (" +
+        lit + ", " + std::to_string(result->generation) + ", now(), " +
+        std::to_string(result->entries) + ", " + std::to_string(result->bytes) + ", " + root_list +
+        ", " + conn.literal(instance) +
         ") ON CONFLICT (host) DO UPDATE SET generation = excluded.generation,"
         " published_at = excluded.published_at, entries = excluded.entries,"
-        " bytes = excluded.bytes, roots = excluded.roots");
+        " bytes = excluded.bytes, roots = excluded.roots, instance = excluded.instance");
 }
 
 }  // namespace
 
 core::Status publish_full(PgConnection& conn, const std::string& index_path,
-                          const std::string& host, PublishResult* result) {
+                          const std::string& host, const std::string& instance,
+                          PublishResult* result) {
     *result = PublishResult{};
     storage::Database db;
     if (auto st = storage::Database::open(index_path, storage::OpenMode::read_only, &db); !st) {
@@ -245,10 +276,38 @@ core::Status publish_full(PgConnection& conn, const std::string& index_path,
         return st;
     }
     if (auto st = conn.exec("BEGIN"); !st) return st;
-    core::Status st = publish_in_transaction(conn, db, host, result);
+    core::Status st = publish_in_transaction(conn, db, host, instance, result);
     if (st) st = conn.exec("COMMIT");
     if (!st) (void)conn.exec("ROLLBACK");
     (void)db.exec("COMMIT");
+    return st;
+}
+
+std::string instance_of(const std::string& index_path) {
+    std::string machine;
+    if (std::ifstream in("/etc/machine-id"); !(in >> machine)) machine.clear();
+    if (machine.empty()) {
+        char name[256] = {};
+        if (::gethostname(name, sizeof name - 1) == 0) machine = name;
+    }
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(index_path, ec);
+    return machine + ":" + (ec ? index_path : canonical.string());
+}
+
+core::Status release_host(PgConnection& conn, const std::string& host, bool* found) {
+    *found = false;
+    if (auto st = conn.exec("BEGIN"); !st) return st;
+    PgResult r{nullptr, &PQclear};
+    core::Status st = lock_host(conn, host);
+    if (st) st = conn.query("DELETE FROM hosts WHERE host = $1 RETURNING 1", {host.c_str()}, &r);
+    if (st) {
+        *found = PQntuples(r.get()) > 0;
+        st = conn.exec("DROP TABLE IF EXISTS " + conn.identifier(partition_name("entries", host)) +
+                       ", " + conn.identifier(partition_name("dirs", host)));
+    }
+    if (st) st = conn.exec("COMMIT");
+    if (!st) (void)conn.exec("ROLLBACK");
     return st;
 }
 

@@ -20,7 +20,22 @@ struct PublishResult {
 
 // Reads the local index at `index_path` (read-only, in one read transaction: one generation)
 // and publishes all of it as host `host`. The schema must exist (ensure_schema).
+// `instance` says which daemon publishes (instance_of()): the first to publish a host name
+// claims it, and a publish of a name another instance claimed fails (errc::address_in_use,
+// a message that says what to do) and leaves that copy alone, until the claim is released
+// (release_host).
 core::Status publish_full(PgConnection& conn, const std::string& index_path,
-                          const std::string& host, PublishResult* result);
+                          const std::string& host, const std::string& instance,
+                          PublishResult* result);
+
+// The identity of the daemon whose index is at `index_path`: this machine's id
+// (/etc/machine-id, else its host name) and the index's canonical path. Stable across
+// restarts and rebuilds of the index; different for a system and a user daemon, and for two
+// machines that share a host name.
+std::string instance_of(const std::string& index_path);
+
+// Removes host `host` from the fleet database: its row (and so its claim) and its partitions.
+// `found` says whether it had a row.
+core::Status release_host(PgConnection& conn, const std::string& host, bool* found);
 
 }  // namespace wsindex::fleet

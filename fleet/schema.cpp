@@ -58,6 +58,14 @@ SELECT host,
 FROM dirs;
 )sql";
 
+// Version 2: each host name is claimed by the daemon that publishes it (hosts.instance, see
+// publisher.cpp), so that two daemons configured with one name are told instead of
+// overwriting each other's copy. Rows from version 1 have none: the next publisher claims them.
+constexpr const char* kMigrateV2 = R"sql(
+ALTER TABLE hosts ADD COLUMN instance text;
+UPDATE fleet_schema SET version = 2;
+)sql";
+
 // Serializes schema creation between hosts that start at once.
 constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(7781234501)";
 
@@ -93,8 +101,12 @@ core::Status ensure_schema(PgConnection& conn) {
     if (version > kFleetSchemaVersion) return too_new(version);
     if (auto st = conn.exec(std::string("BEGIN; ") + kSchemaLock); !st) return st;
     core::Status st = schema_version(conn, &version);
-    if (st && version == 0) st = conn.exec(kSchemaV1);
     if (st && version > kFleetSchemaVersion) st = too_new(version);
+    if (st && version == 0) {
+        st = conn.exec(kSchemaV1);
+        version = 1;
+    }
+    if (st && version == 1) st = conn.exec(kMigrateV2);
     if (!st) {
         (void)conn.exec("ROLLBACK");
         return st;

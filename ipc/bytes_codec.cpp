@@ -27,4 +27,26 @@ Result<std::string> decode_bytes(const nlohmann::json& value, std::string_view f
 
 std::string display_bytes(std::string_view bytes) { return sanitize_utf8(bytes); }
 
+std::string log_bytes(std::string_view bytes) {
+    const std::string text = sanitize_utf8(bytes);
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b == '\n') {
+            out += "\\n";
+        } else if (b == '\t') {
+            out += "\\t";
+        } else if (b < 0x20 || b == 0x7f) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[b >> 4];
+            out += kHex[b & 0xf];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 }  // namespace wsindex::ipc

@@ -28,4 +28,8 @@ Result<std::string> decode_bytes(const nlohmann::json& value, std::string_view f
 // lossy. Machines use decode_bytes.
 std::string display_bytes(std::string_view bytes);
 
+// For log lines: display_bytes with control characters escaped (\n, \t, \xHH), so that a
+// name cannot end a log line early or forge the next one. Lossy too, not for machines.
+std::string log_bytes(std::string_view bytes);
+
 }  // namespace wsindex::ipc

@@ -313,7 +313,7 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
             // The kernel printed a removed name (still open somewhere); the file may have
             // others, inside a root.
             ++stats_.stale_handles;
-            report_if_linked(fd.get());
+            report_if_linked(fd.get(), true);
             return;
         case FdPath::ok:
             break;
@@ -322,7 +322,7 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     if (slash == std::string::npos || root_under(path) == nullptr) {
         // The kernel printed a name outside every root; another name may be inside one.
         ++stats_.outside_roots;
-        report_if_linked(fd.get());
+        report_if_linked(fd.get(), true);
         return;
     }
     ++stats_.slow_path;
@@ -331,6 +331,11 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     std::string name = path.substr(slash + 1);
     path.resize(slash == 0 ? 1 : slash);
     sink_.dir_changed(DirChange{std::nullopt, std::move(path), std::move(name), {}});
+    // But that name's directory may leave every root before the batch stats it (`ln a d/b`,
+    // then `mv d` out): the name is gone, and the other names, whose link count changed, are
+    // named by no event. So a file with several names is reported as an inode as well; the
+    // daemon looks its indexed names up (found by the fanotify convergence test).
+    report_if_linked(fd.get(), false);
 }
 
 bool FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::string_view name) {
@@ -392,13 +397,13 @@ void FanotifyMonitor::changed_outside(const HandleKey& key, const void* fh_ptr) 
     if (!outside_seen_.insert(key).second) return;
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
     const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH, "file");
-    if (fd.valid()) report_if_linked(fd.get());
+    if (fd.valid()) report_if_linked(fd.get(), true);
 }
 
-void FanotifyMonitor::report_if_linked(int fd) {
+void FanotifyMonitor::report_if_linked(int fd, bool outside) {
     struct stat st {};
     if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || st.st_nlink < 2) return;
-    ++stats_.linked_outside;
+    if (outside) ++stats_.linked_outside;
     DirChange change;
     change.inode =
         InodeId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};

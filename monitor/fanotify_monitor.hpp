@@ -96,7 +96,9 @@ class FanotifyMonitor {
     // inode change (DirChange::inode) for the daemon to find those names in its index. Each
     // object is looked at once per process_available() call.
     void changed_outside(const HandleKey& key, const void* fh);
-    void report_if_linked(int fd);
+    // Reports the file open at `fd` as an inode change (DirChange::inode) if it has several
+    // names; `outside`: the name its event came through lies outside every root (counted).
+    void report_if_linked(int fd, bool outside);
     // A root on the file system `fsid`, opened to resolve handles through (-1 when none can
     // be opened); `watched`: some root is on that file system at all.
     [[nodiscard]] core::UniqueFd open_root_on(const std::string& fsid, bool* watched) const;

@@ -652,7 +652,9 @@ core::Status Applier::apply(LiveBatch& batch) {
         plans.push_back(std::move(plan));
     }
     for (Plan& plan : plans) {
-        fresh_dirs_[plan.indexed.id] = true;
+        // A partial re-listing writes only the names it was given: its directory's other names
+        // are as stale as any outside the batch, so the inode sync must not skip them.
+        if (!plan.dir->partial) fresh_dirs_[plan.indexed.id] = true;
         if (auto s = write_plan(plan); !s) return s;
     }
     if (auto s = totals_.finish(); !s) return s;

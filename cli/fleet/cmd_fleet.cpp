@@ -12,8 +12,10 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
+#include "cli/json_stream.hpp"
 #include "core/clock.hpp"
 #include "fleet/pg_connection.hpp"
+#include "fleet/publisher.hpp"
 #include "fleet/queries.hpp"
 #include "fleet/schema.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -104,15 +106,18 @@ int fleet_find_command(const Context& ctx, const FleetOptions& options, fleet::P
     if (!query) return code;
     const bool prefix = !query->host;  // without --host each record says its host: "host:"
     const bool escape = ctx.stdout_tty;
-    nlohmann::json entries = nlohmann::json::array();
+    // --json streams: one element per row as it arrives, so that wsctl stays in bounded
+    // memory whatever the size of the answer (as `wsctl find --json` does).
+    JsonArrayStream json(ctx, "entries");
     auto st = fleet::fleet_find(conn, *query, [&](const fleet::FleetFindRow& row) {
         if (ctx.json) {
             // The members of `wsctl find --json`'s entries, and the host.
-            entries.push_back({{"host", std::string(row.host)},
-                               {"path", ipc::encode_bytes(row.path)},
-                               {"type", std::string(1, row.type)},
-                               {"size", row.size},
-                               {"mtime_ns", row.mtime_ns}});
+            const nlohmann::json entry{{"host", std::string(row.host)},
+                                       {"path", ipc::encode_bytes(row.path)},
+                                       {"type", std::string(1, row.type)},
+                                       {"size", row.size},
+                                       {"mtime_ns", row.mtime_ns}};
+            json.element(entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
             return;
         }
         if (options.null_separated) {
@@ -133,13 +138,21 @@ int fleet_find_command(const Context& ctx, const FleetOptions& options, fleet::P
         write_out(ctx, escape ? printable(row.path) : std::string(row.path));
         write_out(ctx, "\n");
     });
+    if (!st && json.count() > 0) {
+        // Rows went out already: the error's fields end the open document (stdout stays one
+        // JSON document) and the exit code tells the failure.
+        note(ctx, "fleet: " + st.message());
+        const std::string fields =
+            nlohmann::json{{"error", "Failed"}, {"exit_code", 1}, {"message", st.message()}}.dump(
+                -1, ' ', false, nlohmann::json::error_handler_t::replace);
+        json.close(std::string_view(fields).substr(1, fields.size() - 2));
+        return finish(ctx, kExitFailure);
+    }
     if (!st) {
         if (st.code() == std::errc::invalid_argument) return usage_error(ctx, st.message());
         return fleet_failure(ctx, st);
     }
-    if (ctx.json) {
-        print_json(ctx, nlohmann::json{{"entries", std::move(entries)}});
-    }
+    if (ctx.json) json.close({});
     return finish(ctx, kExitOk);
 }
 
@@ -217,6 +230,24 @@ int fleet_hosts_command(const Context& ctx, fleet::PgConnection& conn) {
     return finish(ctx, kExitOk);
 }
 
+int fleet_release_command(const Context& ctx, const FleetOptions& options,
+                          fleet::PgConnection& conn) {
+    bool found = false;
+    if (auto st = fleet::release_host(conn, options.host, &found); !st) {
+        return fleet_failure(ctx, st);
+    }
+    if (ctx.json) {
+        print_json(ctx, nlohmann::json{{"host", options.host}, {"released", found}});
+    } else if (found) {
+        write_out(ctx,
+                  "released " + printable(options.host) +
+                      ": its copy is removed; the next daemon to publish the name claims it\n");
+    } else {
+        write_out(ctx, "no host " + printable(options.host) + " in the fleet database\n");
+    }
+    return finish(ctx, kExitOk);
+}
+
 }  // namespace
 
 int run_fleet(const Context& ctx, const FleetOptions& options) {
@@ -253,6 +284,7 @@ int run_fleet(const Context& ctx, const FleetOptions& options) {
                                   ", newer than this wsctl knows: upgrade wsctl"));
     }
     if (options.action == "hosts") return fleet_hosts_command(ctx, conn);
+    if (options.action == "release") return fleet_release_command(ctx, options, conn);
     if (options.action == "find") return fleet_find_command(ctx, options, conn);
     return fleet_du_command(ctx, options, conn);
 }

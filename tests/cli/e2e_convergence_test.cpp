@@ -19,6 +19,7 @@
 #include "tests/cli/support/scratch.hpp"
 #include "tests/cli/support/tree.hpp"
 #include "tests/support/prerequisite.hpp"
+#include "tests/support/sysctl_override.hpp"
 
 namespace wsindex::cli::test {
 namespace {
@@ -40,40 +41,6 @@ std::uint64_t storm_seed() {
     const char* text = std::getenv("WSINDEX_STORM_SEED");
     return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 10) : kDefaultSeed;
 }
-
-// Writes `value` to a /proc/sys file and puts the old value back when it goes out of scope,
-// also when the test fails or returns early.
-class SysctlGuard {
-  public:
-    explicit SysctlGuard(std::string path) : path_(std::move(path)) {}
-    SysctlGuard(const SysctlGuard&) = delete;
-    SysctlGuard& operator=(const SysctlGuard&) = delete;
-    ~SysctlGuard() {
-        if (!saved_.empty() && !write(saved_)) {
-            ADD_FAILURE() << "could not restore " << path_ << " to " << saved_;
-        }
-    }
-    // False (nothing changed) if the file cannot be read or written.
-    bool set(const std::string& value) {
-        std::ifstream in(path_);
-        std::string old;
-        if (!(in >> old)) return false;
-        if (!write(value)) return false;
-        saved_ = old;
-        return true;
-    }
-
-  private:
-    bool write(const std::string& value) const {
-        std::ofstream out(path_);
-        out << value << "\n";
-        out.flush();
-        return static_cast<bool>(out);
-    }
-
-    std::string path_;
-    std::string saved_;
-};
 
 enum class Mode {
     kRescan,  // after the storm, `wsctl scan ROOT --wait` on the daemon that indexed it before
@@ -154,10 +121,14 @@ class Convergence : public ::testing::Test {
         SCOPED_TRACE("storm seed " + std::to_string(seed) +
                      " (rerun with WSINDEX_STORM_SEED=" + std::to_string(seed) + ")");
 
-        // WSINDEX_CONVERGENCE_DEBUG=1 runs daemon A at log level debug (every batch logged;
-        // its log is printed when the live comparison fails): for finding why a run diverged.
-        const std::string log_level =
-            std::getenv("WSINDEX_CONVERGENCE_DEBUG") != nullptr ? "log_level = \"debug\"\n" : "";
+        // WSINDEX_CONVERGENCE_DEBUG=1 runs daemon A at log level trace (every event and every
+        // batch logged; its log is printed when the live comparison fails): for finding why a
+        // run diverged. Set to an absolute directory instead, the storm logs each operation
+        // there (storm.log.N) and a failed live run leaves daemon A's log and the difference
+        // there too (daemon-a.log, diff.txt), for lining the operations up with the events.
+        const char* debug = std::getenv("WSINDEX_CONVERGENCE_DEBUG");
+        const std::string debug_dir = debug != nullptr && debug[0] == '/' ? debug : "";
+        const std::string log_level = debug != nullptr ? "log_level = \"trace\"\n" : "";
         auto a = start_daemon("a", "rescan_interval = \"off\"\n" + log_level + watch_config +
                                        "[[root]]\npath = \"" + root_ + "\"\ninterval = \"off\"\n");
         ASSERT_FALSE(HasFailure());
@@ -172,6 +143,7 @@ class Convergence : public ::testing::Test {
             storm.link_sources = {"top0/sub0", "top0/sub1"};
             storm.names_only = true;
         }
+        if (!debug_dir.empty()) storm.log_path = debug_dir + "/storm.log";
         storm.seed = seed;
         storm.processes = kStormProcesses;
         storm.ops_per_process = kOpsPerProcess;
@@ -222,10 +194,14 @@ class Convergence : public ::testing::Test {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll period
                 diff = difference(*a, *b);
             }
+            if (!diff.empty() && !debug_dir.empty()) {
+                std::ofstream(debug_dir + "/daemon-a.log") << a->log();
+                std::ofstream(debug_dir + "/diff.txt") << diff;
+            }
             EXPECT_EQ(diff, "") << "the live index A did not converge within "
                                 << kLiveDeadline.count() << " s\n"
                                 << diff << "\ndaemon A log:\n"
-                                << a->log();
+                                << (debug_dir.empty() ? a->log() : "in " + debug_dir);
         }
         EXPECT_TRUE(a->running()) << a->log();
     }
@@ -261,8 +237,8 @@ TEST_F(Convergence, LiveFanotifyConvergesAfterTheQueueOverflows) {
     // The limit applies to groups created after the write: set before daemon A starts. 64
     // events is far fewer than the storm makes, so the queue overflows and the daemon must
     // recover (an incremental rescan of the root) on its own.
-    SysctlGuard limit("/proc/sys/fs/fanotify/max_queued_events");
-    if (!limit.set("64")) {
+    const wsindex::test::SysctlOverride limit("/proc/sys/fs/fanotify/max_queued_events", "64");
+    if (!limit.ok()) {
         WSINDEX_SKIP_OR_FAIL_IN_CI() << "cannot write /proc/sys/fs/fanotify/max_queued_events";
     }
     converge(Mode::kLive, "watch = true\nwatch_backend = \"fanotify\"\n");

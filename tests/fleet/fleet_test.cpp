@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fleet/pg_connection.hpp"
+#include "fleet/schema.hpp"
 #include "tests/cli/support/daemon.hpp"
 #include "tests/cli/support/scratch.hpp"
 #include "tests/fleet/support/postgres_server.hpp"
@@ -88,19 +89,22 @@ class FleetTest : public ::testing::Test {
         ASSERT_EQ(init.code, 0) << init.err;
     }
 
-    Exit fleet(std::vector<std::string> args) {
+    // `wsctl fleet ARGS` on the test's server, or on the one at `url`.
+    Exit fleet(std::vector<std::string> args, const std::string& url = "") {
         args.insert(args.begin(), {WSINDEX_WSCTL, "fleet"});
         args.push_back("--url");
-        args.push_back(server_->url());
+        args.push_back(url.empty() ? server_->url() : url);
         return cli::test::run(args, scratch_.path(), std::chrono::minutes(2));
     }
 
     // A daemon publishing as `name`, indexing a tree of its own.
     // `fleet_lines` replaces the [fleet] section's url line (other credentials, a password file).
-    Host& add_host(const std::string& name, const std::string& fleet_lines = "") {
+    // `dir_name`: the name of its directory, when two daemons publish one name.
+    Host& add_host(const std::string& name, const std::string& fleet_lines = "",
+                   const std::string& dir_name = "") {
         Host h;
         h.name = name;
-        const std::string dir = scratch_ / ("host-" + name);
+        const std::string dir = scratch_ / ("host-" + (dir_name.empty() ? name : dir_name));
         make_dir(dir);
         h.tree = dir + "/tree";
         make_dir(h.tree);
@@ -148,15 +152,16 @@ class FleetTest : public ::testing::Test {
 
     // Polls until `fleet_args` prints what `local_args` prints on `h` (publishing is
     // asynchronous); the last outputs on failure.
+    // `url`: of another server than the test's.
     void expect_converges(Host& h, const std::vector<std::string>& local_args,
-                          const std::vector<std::string>& fleet_args) {
+                          const std::vector<std::string>& fleet_args, const std::string& url = "") {
         const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
         Exit want;
         Exit got;
         for (;;) {
             want = local(h, local_args);
             ASSERT_EQ(want.code, 0) << want.err;
-            got = fleet(fleet_args);
+            got = fleet(fleet_args, url);
             if (got.code == 0 && got.out == want.out) return;
             if (std::chrono::steady_clock::now() > deadline) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling a condition
@@ -350,11 +355,122 @@ TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {
     ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 99"));
     const Exit hosts = fleet({"hosts"});
     const Exit init = fleet({"init"});
-    ASSERT_TRUE(conn.exec("UPDATE fleet_schema SET version = 1"));
+    ASSERT_TRUE(
+        conn.exec("UPDATE fleet_schema SET version = " + std::to_string(kFleetSchemaVersion)));
     EXPECT_EQ(hosts.code, 1);
     EXPECT_NE(hosts.err.find("schema version 99, newer"), std::string::npos) << hosts.err;
     EXPECT_EQ(init.code, 1);
     EXPECT_NE(init.err.find("schema version 99, newer"), std::string::npos) << init.err;
+}
+
+// Two daemons configured with one host name (say a system and a user daemon, both defaulting
+// to the machine's name): the second is told, in its log and status, and the first one's copy
+// stays whole and current. Once the first is retired and the name released, the second
+// claims it and the fleet converges on its index.
+TEST_F(FleetTest, TwoDaemonsWithOneHostNameAreToldAndTheFirstCopyStays) {
+    hosts_.reserve(2);
+    Host& first = published_host("twin", "first", 3);
+    ASSERT_FALSE(HasFatalFailure());
+    Host& second = add_host("twin", "", "twin-2");
+    write_file(second.tree + "/second0", "y");
+    ASSERT_NO_FATAL_FAILURE(start_and_scan(second));
+    const std::string error = await_fleet_error(second);
+    EXPECT_NE(error.find("the host name 'twin' is published by another wsindexd"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("wsctl fleet release twin"), std::string::npos) << error;
+    EXPECT_NE(second.daemon->log().find("is published by another wsindexd"), std::string::npos)
+        << second.daemon->log();
+
+    // The first one's copy: whole, and still following its changes.
+    write_file(first.tree + "/later", "z");
+    ASSERT_EQ(local(first, {"scan", first.tree, "--wait"}).code, 0);
+    expect_converges(first, {"find", "-0"}, {"find", "-0", "--host", "twin"});
+    expect_no_fleet_error(first);
+    const Exit mixed = fleet({"find", "-0", "--host", "twin", "second"});
+    EXPECT_EQ(mixed.out, "") << "nothing of the second daemon's tree in the first one's copy";
+
+    // Retired and released: the second claims the name.
+    ASSERT_TRUE(first.daemon->stop().has_value());
+    const Exit release = fleet({"release", "twin"});
+    EXPECT_EQ(release.code, 0) << release.err;
+    EXPECT_NE(release.out.find("released twin"), std::string::npos) << release.out;
+    ASSERT_EQ(local(second, {"scan", second.tree, "--wait"}).code, 0);
+    expect_converges(second, {"find", "-0"}, {"find", "-0", "--host", "twin"});
+    expect_no_fleet_error(second);
+    const Exit again = fleet({"release", "nosuchhost"});
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_NE(again.out.find("no host nosuchhost"), std::string::npos) << again.out;
+}
+
+// A database of schema version 1 (before host names were claimed) is migrated by `wsctl fleet
+// init` (and by a publishing daemon): the claim column appears, the version says 2.
+TEST_F(FleetTest, AVersionOneDatabaseIsMigrated) {
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    ASSERT_TRUE(
+        conn.exec("ALTER TABLE hosts DROP COLUMN instance; UPDATE fleet_schema SET version = 1"));
+    const Exit init = fleet({"init"});
+    EXPECT_EQ(init.code, 0) << init.err;
+    PgResult r{nullptr, &PQclear};
+    ASSERT_TRUE(conn.query("SELECT max(version) FROM fleet_schema", {}, &r));
+    EXPECT_EQ(first_value(r), std::to_string(kFleetSchemaVersion));
+    ASSERT_TRUE(
+        conn.query("SELECT count(*) FROM information_schema.columns WHERE table_name = "
+                   "'hosts' AND column_name = 'instance'",
+                   {}, &r));
+    EXPECT_EQ(first_value(r), "1");
+}
+
+// One host's partitions on a second PostgreSQL server (a shard, where that host publishes),
+// attached to the first as postgres_fdw foreign tables: `wsctl fleet find` and `du`, unchanged,
+// answer from both servers, and a publish on the shard (which replaces its partition whole)
+// shows through (docs/fleet.md, "Beyond one server").
+TEST_F(FleetTest, AHostOnASecondServerAnswersThroughPostgresFdw) {
+    PostgresServer shard;
+    std::string error;
+    ASSERT_TRUE(shard.start(error)) << error;
+    hosts_.reserve(2);
+    published_host("lambda", "near", 3);
+    ASSERT_FALSE(HasFatalFailure());
+    Host& remote = add_host("mu", "url = \"" + shard.url() + "\"\n");
+    make_dir(remote.tree + "/sub");
+    write_file(remote.tree + "/far0", "far");
+    write_file(remote.tree + "/sub/far1", "farther");
+    ASSERT_NO_FATAL_FAILURE(start_and_scan(remote));
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"}, shard.url());
+    ASSERT_FALSE(HasFatalFailure());
+
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    const std::string entries = partition_name("entries", "mu");
+    const std::string dirs = partition_name("dirs", "mu");
+    ASSERT_TRUE(conn.exec("CREATE EXTENSION IF NOT EXISTS postgres_fdw"));
+    ASSERT_TRUE(conn.exec("CREATE SERVER shard1 FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host " +
+                          conn.literal(shard.socket_dir()) + ", dbname 'wsfleet')"));
+    ASSERT_TRUE(
+        conn.exec("CREATE USER MAPPING FOR CURRENT_USER SERVER shard1 OPTIONS (user 'wsfleet')"));
+    for (const std::string& table : {entries, dirs}) {
+        const std::string parent = table == entries ? "entries" : "dirs";
+        ASSERT_TRUE(conn.exec("CREATE FOREIGN TABLE " + table + " PARTITION OF " + parent +
+                              " FOR VALUES IN ('mu') SERVER shard1 OPTIONS (table_name " +
+                              conn.literal(table) + ")"));
+    }
+
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"});
+    expect_converges(remote, {"find", "-0", "far"}, {"find", "-0", "--host", "mu", "far"});
+    expect_converges(remote, {"du", "-b", "--depth", "3"},
+                     {"du", "-b", "--depth", "3", "--host", "mu"});
+    EXPECT_NE(expect_fleet_equals_union({"find", "-0"}), "");  // lambda's rows, then mu's
+
+    // A change on the shard's host reaches the first server's answer.
+    write_file(remote.tree + "/sub/far2", "farthest");
+    ASSERT_EQ(local(remote, {"scan", remote.tree, "--wait"}).code, 0);
+    expect_converges(remote, {"find", "-0"}, {"find", "-0", "--host", "mu"});
+
+    // Detached before the shard stops (the server outlives this test when tests share it).
+    EXPECT_TRUE(
+        conn.exec("DROP FOREIGN TABLE " + entries + ", " + dirs + "; DROP SERVER shard1 CASCADE"));
 }
 
 // A role the server does not know: the host indexes and answers as ever, status and the log

@@ -107,6 +107,15 @@ TEST(Base64, RejectsMalformedInput) {
     }
 }
 
+TEST(BytesCodec, LogBytesKeepsANameOnOneLine) {
+    // A name cannot end the log line early or forge the next one.
+    EXPECT_EQ(log_bytes("a\n2026-12-05 00:00:00.000 error forged"),
+              "a\\n2026-12-05 00:00:00.000 error forged");
+    EXPECT_EQ(log_bytes("tab\there\r\x01\x7f"), "tab\\there\\x0d\\x01\\x7f");
+    EXPECT_EQ(log_bytes("caf\xc3\xa9 \\ /x"), "caf\xc3\xa9 \\ /x");  // kept as it is
+    EXPECT_EQ(log_bytes("bad\xff"), display_bytes("bad\xff"));       // lossy like display
+}
+
 TEST(BytesCodec, ValidUtf8IsAPlainString) {
     EXPECT_EQ(encode_bytes("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"),
               json("/home/ann/r\xC3\xA9sum\xC3\xA9.txt"));

@@ -122,6 +122,25 @@ TEST_F(FanotifyTest, RemovedUnknownSubtreeRaisesNoRootEvent) {
     EXPECT_GE(mon_->stats().stale_handles, 1u);
 }
 
+TEST_F(FanotifyTest, ANewNameAlsoReportsTheInodeWhoseLinkCountChanged) {
+    // `ln a/f b/g`: b names g, and the link count event of the inode must reach the client
+    // as the inode too. If b leaves the roots before the client stats b/g, only the inode
+    // leads it to a/f, whose nlink and ctime changed without an event naming it.
+    struct stat st {};
+    ASSERT_EQ(::lstat((root_ + "/a/f").c_str(), &st), 0);
+    const InodeId inode{static_cast<std::uint64_t>(st.st_dev),
+                        static_cast<std::uint64_t>(st.st_ino)};
+    ASSERT_EQ(::link((root_ + "/a/f").c_str(), (root_ + "/b/g").c_str()), 0);
+    wait_for([&] {
+        for (const auto& d : sink_.dirs) {
+            if (d.inode == inode) return true;
+        }
+        return false;
+    });
+    EXPECT_TRUE(sink_.has_key(kB));
+    EXPECT_EQ(mon_->stats().linked_outside, 0u) << "every name is inside the root";
+}
+
 TEST_F(FanotifyTest, ChangesOutsideTheRootsAreDropped) {
     const std::string outside = fs_->path() + "/outside";
     ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);

@@ -8,7 +8,9 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "tests/cli/support/scratch.hpp"
@@ -63,7 +65,17 @@ constexpr timespec kPastTime{981173106, 123456789};
 
 class Storm {
   public:
-    Storm(const StormOptions& options, std::uint64_t seed) : o_(options), rng_(seed) {}
+    Storm(const StormOptions& options, std::uint64_t seed, int child) : o_(options), rng_(seed) {
+        if (!o_.log_path.empty()) {
+            log_fd_ = ::open((o_.log_path + "." + std::to_string(child)).c_str(),
+                             O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        }
+    }
+    Storm(const Storm&) = delete;
+    Storm& operator=(const Storm&) = delete;
+    ~Storm() {
+        if (log_fd_ >= 0) ::close(log_fd_);
+    }
 
     void run(Counts& counts) {
         auto weights = kOpWeights;
@@ -81,7 +93,13 @@ class Storm {
             }
             errno = 0;
             const auto index = static_cast<std::size_t>(op);
-            if (apply(static_cast<Op>(op))) {
+            args_.clear();
+            const std::string started = log_fd_ >= 0 ? now_text() : std::string();
+            const bool ok = apply(static_cast<Op>(op));
+            const int saved_errno = errno;
+            if (log_fd_ >= 0) log_op(started, static_cast<Op>(op), ok, saved_errno);
+            errno = saved_errno;
+            if (ok) {
                 ++counts.done[index];
             } else {
                 ++counts.failed[index];
@@ -93,6 +111,48 @@ class Storm {
 
   private:
     unsigned below(unsigned n) { return static_cast<unsigned>(rng_() % n); }
+
+    // The operation log (StormOptions::log_path): the paths an operation acts on, in order.
+    std::string note(std::string path) {
+        if (log_fd_ >= 0) args_.push_back(path);
+        return path;
+    }
+    // Wall-clock time as the daemon's log prints it, to the microsecond.
+    static std::string now_text() {
+        timespec ts{};
+        ::clock_gettime(CLOCK_REALTIME, &ts);
+        tm parts{};
+        ::gmtime_r(&ts.tv_sec, &parts);
+        char text[64];
+        std::snprintf(text, sizeof text, "%02d:%02d:%02d.%06ld", parts.tm_hour, parts.tm_min,
+                      parts.tm_sec, ts.tv_nsec / 1000);
+        return text;
+    }
+    // "START END op ok|ERRNO path [path]": names with bytes other than printable ASCII
+    // escaped (\n, \xHH), the daemon's way.
+    void log_op(const std::string& started, Op op, bool ok, int error) {
+        std::string line = started + " " + now_text() + " " + kOpNames[op] + " " +
+                           (ok ? "ok" : (error > 0 ? ::strerrorname_np(error) : "failed"));
+        for (const std::string& a : args_) {
+            line += ' ';
+            for (const char c : a) {
+                const auto b = static_cast<unsigned char>(c);
+                if (b == '\\') {
+                    line += "\\\\";
+                } else if (b == '\n') {
+                    line += "\\n";
+                } else if (b < 0x20 || b >= 0x7f) {
+                    char hex[8];
+                    std::snprintf(hex, sizeof hex, "\\x%02x", b);
+                    line += hex;
+                } else {
+                    line += c;
+                }
+            }
+        }
+        line += '\n';
+        (void)!::write(log_fd_, line.data(), line.size());
+    }
     bool chance(unsigned percent) { return below(100) < percent; }
 
     // A name for a file-like entry: mostly a few plain names (so that processes meet on the same
@@ -192,15 +252,15 @@ class Storm {
     bool apply(Op op) {
         switch (op) {
             case kCreate:
-                return create(dir() + "/" + file_name());
+                return create(note(dir() + "/" + file_name()));
             case kAppend: {
-                const std::string path = entry();
+                const std::string path = note(entry());
                 const int fd =
                     ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
                 return fd >= 0 && write_some(fd);
             }
             case kTruncate: {
-                const std::string path = entry();
+                const std::string path = note(entry());
                 const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
                 if (fd < 0) return false;
                 const bool ok = ::ftruncate(fd, static_cast<off_t>(below(20000))) == 0;
@@ -208,27 +268,27 @@ class Storm {
                 return ok;
             }
             case kUnlink:
-                return ::unlink(entry().c_str()) == 0;
+                return ::unlink(note(entry()).c_str()) == 0;
             case kRenameSameDir: {
                 const std::string d = dir();
                 const bool dirs = chance(25);
-                const std::string from = d + "/" + (dirs ? dir_name() : file_name());
-                const std::string to = d + "/" + (dirs ? dir_name() : file_name());
+                const std::string from = note(d + "/" + (dirs ? dir_name() : file_name()));
+                const std::string to = note(d + "/" + (dirs ? dir_name() : file_name()));
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kRenameAcrossDirs: {
-                const std::string from = entry();
-                const std::string to = entry();
+                const std::string from = note(entry());
+                const std::string to = note(entry());
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kRenameOut: {
-                const std::string from = entry();
-                const std::string to = outside_entry();
+                const std::string from = note(entry());
+                const std::string to = note(outside_entry());
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kRenameIn: {
-                const std::string from = outside_entry();
-                const std::string to = entry();
+                const std::string from = note(outside_entry());
+                const std::string to = note(entry());
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kMkdirDeep: {
@@ -239,10 +299,10 @@ class Storm {
                 if (!mkdir_p(base, parts)) return false;
                 std::string bottom = base;
                 for (const auto& p : parts) bottom += "/" + p;
-                return create(bottom + "/" + file_name());
+                return create(note(bottom + "/" + file_name()));
             }
             case kRemoveTree: {
-                const std::string path = made_dir();
+                const std::string path = note(made_dir());
                 struct stat st {};
                 if (::lstat(path.c_str(), &st) != 0) return false;
                 if (!S_ISDIR(st.st_mode)) {
@@ -258,22 +318,23 @@ class Storm {
                                                                  0700, 0444, 0751};
                 // Not through a symlink: where the kernel cannot change a symlink's own mode
                 // this fails (EOPNOTSUPP), which is counted like any other failure.
-                return ::fchmodat(AT_FDCWD, entry().c_str(), kModes[below(kModes.size())],
+                return ::fchmodat(AT_FDCWD, note(entry()).c_str(), kModes[below(kModes.size())],
                                   AT_SYMLINK_NOFOLLOW) == 0;
             }
             case kChown: {
                 const bool other = chance(70);
-                return ::lchown(entry().c_str(), other ? o_.other_uid : 0,
+                return ::lchown(note(entry()).c_str(), other ? o_.other_uid : 0,
                                 other ? o_.other_gid : 0) == 0;
             }
             case kTouch: {
                 const timespec times[2] = {kPastTime, kPastTime};
-                return ::utimensat(AT_FDCWD, entry().c_str(), times, AT_SYMLINK_NOFOLLOW) == 0;
+                return ::utimensat(AT_FDCWD, note(entry()).c_str(), times, AT_SYMLINK_NOFOLLOW) ==
+                       0;
             }
             case kLinkSameDir: {
                 const std::string d = dir();
-                const std::string from = d + "/" + file_name();
-                const std::string to = d + "/" + file_name();
+                const std::string from = note(d + "/" + file_name());
+                const std::string to = note(d + "/" + file_name());
                 return ::link(from.c_str(), to.c_str()) == 0;
             }
             case kLinkAcrossDirs: {
@@ -283,7 +344,8 @@ class Storm {
                                                        o_.link_sources.size()))] +
                                                    "/file" + std::to_string(below(100)) + ".dat"
                                              : dir() + "/" + file_name();
-                const std::string to = dir() + "/" + file_name();
+                note(from);
+                const std::string to = note(dir() + "/" + file_name());
                 return ::link(from.c_str(), to.c_str()) == 0;
             }
             case kSymlink: {
@@ -292,34 +354,36 @@ class Storm {
                 static constexpr std::array<const char*, 4> kTargets = {
                     "f1", "m0/f2", "/nonexistent/dangling", "nl\nx\xff"};
                 return ::symlink(kTargets[below(kTargets.size())],
-                                 (dir() + "/" + file_name()).c_str()) == 0;
+                                 note(dir() + "/" + file_name()).c_str()) == 0;
             }
             case kMakeOutside: {
                 // Material for rename-in: a file, or a small directory tree.
                 const std::string top = "o" + std::to_string(below(6));
-                if (chance(40)) return create(o_.outside + "/" + top);
+                if (chance(40)) return create(note(o_.outside + "/" + top));
                 std::vector<std::string> parts{top};
                 const unsigned depth = below(3);
                 for (unsigned i = 0; i < depth; ++i) parts.push_back(dir_name());
                 if (!mkdir_p(o_.outside, parts)) return false;
                 std::string bottom = o_.outside;
                 for (const auto& p : parts) bottom += "/" + p;
-                return create(bottom + "/" + file_name()) && create(bottom + "/" + file_name());
+                return create(note(bottom + "/" + file_name())) &&
+                       create(note(bottom + "/" + file_name()));
             }
             case kMoveSubtreeOut: {
                 // A whole given directory (a hundred files) leaves the root for a while.
                 const std::string from = given_deep_dir();
                 if (from.empty()) break;
-                const std::string to = o_.outside + "/big" + std::to_string(below(3));
+                note(from);
+                const std::string to = note(o_.outside + "/big" + std::to_string(below(3)));
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kMoveSubtreeIn: {
                 // Back in: to where a given directory was (if it is missing, or empty), or
                 // below another directory.
-                const std::string from = o_.outside + "/big" + std::to_string(below(3));
+                const std::string from = note(o_.outside + "/big" + std::to_string(below(3)));
                 const std::string back = given_deep_dir();
                 const std::string to =
-                    chance(70) && !back.empty() ? back : dir() + "/" + dir_name();
+                    note(chance(70) && !back.empty() ? back : dir() + "/" + dir_name());
                 return ::rename(from.c_str(), to.c_str()) == 0;
             }
             case kOpCount:
@@ -330,6 +394,8 @@ class Storm {
 
     const StormOptions& o_;
     std::mt19937_64 rng_;
+    int log_fd_ = -1;
+    std::vector<std::string> args_;  // of the running operation, for the log
 };
 
 std::uint64_t child_seed(std::uint64_t seed, int child) {
@@ -393,7 +459,7 @@ StormResult run_mutation_storm(const StormOptions& options) {
         if (pid == 0) {
             ::close(fds[0]);
             Counts counts;
-            Storm(options, child_seed(options.seed, i)).run(counts);
+            Storm(options, child_seed(options.seed, i), i).run(counts);
             const bool sent = ::write(fds[1], &counts, sizeof counts) == sizeof counts;
             ::_exit(sent ? 0 : 3);  // no atexit handlers, no gtest teardown in the child
         }

@@ -28,6 +28,8 @@ struct StormOptions {
     // existing file. An inode linked from elsewhere then keeps its size and attributes (only
     // its link count and ctime change), so rows outside the storm's directories stay current.
     bool names_only = false;
+    // When set, child i logs each operation (times, kind, outcome, paths) to LOG_PATH.i.
+    std::string log_path;
     std::uint64_t seed = 1;
     int processes = 3;
     int ops_per_process = 300;

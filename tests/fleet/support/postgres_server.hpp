@@ -38,6 +38,8 @@ class PostgresServer {
     // libpq connection strings (key=value form) for the fleet database and for `postgres`.
     [[nodiscard]] std::string url() const;
     [[nodiscard]] std::string admin_url() const;
+    // The folder of its Unix socket (libpq's and postgres_fdw's `host`).
+    [[nodiscard]] const std::string& socket_dir() const { return dir_; }
 
   private:
     bool launch(std::string& error);  // postgres, until it answers

@@ -93,22 +93,6 @@ bool wait_until(int fd, const std::function<core::Status()>& process,
     }
 }
 
-SysctlOverride::SysctlOverride(std::string path, const std::string& value)
-    : path_(std::move(path)) {
-    std::ifstream in(path_);
-    if (!std::getline(in, old_)) return;
-    std::ofstream out(path_);
-    out << value << '\n';
-    out.close();
-    ok_ = static_cast<bool>(out);
-}
-
-SysctlOverride::~SysctlOverride() {
-    if (!ok_) return;
-    std::ofstream out(path_);
-    out << old_ << '\n';
-}
-
 std::string write_file(const std::string& path, const std::string& data) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return "open " + path + ": " + std::strerror(errno);

@@ -13,6 +13,7 @@
 #include "core/status.hpp"
 #include "monitor/change_sink.hpp"
 #include "tests/support/prerequisite.hpp"
+#include "tests/support/sysctl_override.hpp"
 
 namespace wsindex::monitor::test {
 
@@ -56,20 +57,9 @@ bool wait_until(int fd, const std::function<core::Status()>& process,
                 const std::function<bool()>& done, std::string& error,
                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-// Sets a /proc/sys value and puts the old one back on destruction.
-class SysctlOverride {
-  public:
-    SysctlOverride(std::string path, const std::string& value);
-    SysctlOverride(const SysctlOverride&) = delete;
-    SysctlOverride& operator=(const SysctlOverride&) = delete;
-    ~SysctlOverride();
-    [[nodiscard]] bool ok() const { return ok_; }
-
-  private:
-    std::string path_;
-    std::string old_;
-    bool ok_ = false;
-};
+// Sets a /proc/sys value and puts the old one back on destruction (one at a time across the
+// test processes).
+using SysctlOverride = wsindex::test::SysctlOverride;
 
 // Small file helpers that report failure as a message (empty on success).
 std::string write_file(const std::string& path, const std::string& data);

@@ -33,7 +33,10 @@
 #endif
 
 static volatile sig_atomic_t stop;
-static void on_term(int sig) { (void)sig; stop = 1; }
+static void on_term(int sig) {
+    (void)sig;
+    stop = 1;
+}
 
 #define MAX_MARKS 65536
 static int marked_fd[MAX_MARKS];
@@ -71,7 +74,10 @@ int main(int argc, char** argv) {
                                     : FAN_REPORT_DFID_NAME | FAN_REPORT_FID | FAN_REPORT_TARGET_FID;
     int fan = fanotify_init(FAN_CLASS_NOTIF | report | FAN_NONBLOCK | FAN_CLOEXEC,
                             O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-    if (fan < 0) { perror("fanotify_init"); return 1; }
+    if (fan < 0) {
+        perror("fanotify_init");
+        return 1;
+    }
     const uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ATTRIB |
                           FAN_MODIFY | FAN_CLOSE_WRITE | FAN_DELETE_SELF | FAN_MOVE_SELF |
                           FAN_ONDIR | (dironly ? 0 : FAN_RENAME);
@@ -111,10 +117,10 @@ int main(int argc, char** argv) {
                             memcpy(copy, fh, (size_t)len);
                             int d = open_by_handle_at(mount_fd, (struct file_handle*)copy,
                                                       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                            if (d >= 0 &&
-                                fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_IGNORE |
-                                                       FAN_MARK_IGNORED_SURV_MODIFY,
-                                              kIgnored, d, NULL) == 0) {
+                            if (d >= 0 && fanotify_mark(fan,
+                                                        FAN_MARK_ADD | FAN_MARK_IGNORE |
+                                                            FAN_MARK_IGNORED_SURV_MODIFY,
+                                                        kIgnored, d, NULL) == 0) {
                                 memcpy(marked_key[nmarked], fh, (size_t)len);
                                 marked_len[nmarked] = len;
                                 marked_fd[nmarked++] = d;
@@ -132,8 +138,7 @@ int main(int argc, char** argv) {
     clear:
         if (now() >= next_clear) {
             for (int i = 0; i < nmarked; ++i) {
-                fanotify_mark(fan, FAN_MARK_REMOVE | FAN_MARK_IGNORE, kIgnored, marked_fd[i],
-                              NULL);
+                fanotify_mark(fan, FAN_MARK_REMOVE | FAN_MARK_IGNORE, kIgnored, marked_fd[i], NULL);
                 close(marked_fd[i]);
             }
             nmarked = 0;

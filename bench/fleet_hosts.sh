@@ -39,8 +39,6 @@ wsctl=$build/bin/wsctl
 command -v updatedb.plocate >/dev/null || { echo "missing updatedb.plocate (apt-get install plocate)" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleethosts-XXXXXX")
-chmod 755 "$work"
-chown postgres "$work"
 pgpid=
 dpid=
 cleanup() {
@@ -50,17 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-su postgres -s /bin/sh -c "$pgbin/initdb -D $work/data -U wsfleet -A trust --no-locale -E UTF8" \
-    >"$work/initdb.log" 2>&1
-su postgres -s /bin/sh -c "exec $pgbin/postgres -D $work/data -k $work -c listen_addresses= -c shared_buffers=1GB" \
-    >"$work/postgres.log" 2>&1 &
-pgpid=$!
-url="host=$work dbname=wsfleet user=wsfleet"
-for _ in $(seq 100); do
-    su postgres -s /bin/sh -c "$pgbin/pg_isready -q -h $work" && break
-    sleep 0.1
-done
-su postgres -s /bin/sh -c "$pgbin/createdb -h $work -U wsfleet wsfleet"
+start_postgres "$work" shared_buffers=1GB
 "$wsctl" fleet init --url "$url" >/dev/null
 
 echo "# fleet_hosts: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), hosts=$hosts, runs=$runs, tree=$tree, fragment=$fragment"

@@ -24,11 +24,8 @@ shift $((OPTIND - 1))
 trees=${TMPDIR:-/tmp}/wstrees
 shared=/work/shared
 tree=$(resolve "${1:-lopsided}")
-pgbin=/usr/lib/postgresql/15/bin
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fleetbench-XXXXXX")
-chmod 755 "$work"
-chown postgres "$work"
 pgpid=
 dpid=
 cleanup() {
@@ -38,17 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-su postgres -s /bin/sh -c "$pgbin/initdb -D $work/data -U wsfleet -A trust --no-locale -E UTF8" \
-    >"$work/initdb.log" 2>&1
-su postgres -s /bin/sh -c "exec $pgbin/postgres -D $work/data -k $work -c listen_addresses= -c log_min_duration_statement=500" \
-    >"$work/postgres.log" 2>&1 &
-pgpid=$!
-url="host=$work dbname=wsfleet user=wsfleet"
-for _ in $(seq 100); do
-    su postgres -s /bin/sh -c "$pgbin/pg_isready -q -h $work" && break
-    sleep 0.1
-done
-su postgres -s /bin/sh -c "$pgbin/createdb -h $work -U wsfleet wsfleet"
+start_postgres "$work" log_min_duration_statement=500
 "$build/bin/wsctl" fleet init --url "$url" >/dev/null
 
 printf '[fleet]\nurl = "%s"\nhost = "bench"\n' "$url" >"$work/wsindexd.conf"

@@ -25,3 +25,26 @@ resolve() {
     fi
     echo "$trees/$1"
 }
+
+# start_postgres WORK [SETTING...]: a throwaway PostgreSQL 15 in WORK (initdb there, a Unix
+# socket there, no TCP), run as the postgres user, with a database wsfleet owned by the
+# superuser wsfleet. Sets pgpid and url (a libpq connection string); extra arguments are
+# server settings ("log_min_duration_statement=500"). The caller kills pgpid (SIGINT) at exit.
+start_postgres() {
+    local work=$1 pgbin=/usr/lib/postgresql/15/bin settings=() s
+    shift
+    for s in "$@"; do settings+=(-c "$s"); done
+    chmod 755 "$work"
+    chown postgres "$work"
+    su postgres -s /bin/sh -c "$pgbin/initdb -D $work/data -U wsfleet -A trust --no-locale -E UTF8" \
+        >"$work/initdb.log" 2>&1
+    su postgres -s /bin/sh -c "exec $pgbin/postgres -D $work/data -k $work -c listen_addresses= ${settings[*]}" \
+        >"$work/postgres.log" 2>&1 &
+    pgpid=$!
+    url="host=$work dbname=wsfleet user=wsfleet"
+    for _ in $(seq 100); do
+        su postgres -s /bin/sh -c "$pgbin/pg_isready -q -h $work" && break
+        sleep 0.1
+    done
+    su postgres -s /bin/sh -c "$pgbin/createdb -h $work -U wsfleet wsfleet"
+}

@@ -38,7 +38,7 @@ std::vector<core::WalkResult> walk(const std::string& root, std::uint32_t max_de
     return out;
 }
 
-// Re-lists `whole` directories one level.
+// Re-lists `dir` one level, as a whole re-listing (`rewalk`: RelistedDir::rewalk).
 RelistedDir list_whole(const std::string& dir, const std::vector<std::string>& rewalk) {
     std::vector<core::WalkResult> records = walk(dir, 1);
     RelistedDir rd;
@@ -312,16 +312,7 @@ TEST_F(LiveUpdate, AFailedBatchLeavesTheIndexAsItWas) {
     const std::string before = test::dump_index(writer_->database());
     test::write_file(p("a/new"), 4000);
     LiveBatch batch;
-    std::vector<core::WalkResult> records = walk(p("a"), 1);
-    RelistedDir rd;
-    for (auto& r : records) {
-        if (r.parent_id == 0) {
-            rd.self = std::move(r);
-        } else {
-            rd.entries.push_back(std::move(r));
-        }
-    }
-    batch.dirs.push_back(std::move(rd));
+    batch.dirs.push_back(list_whole(p("a"), {}));
     // Another connection holds the write lock: the batch cannot start, nothing changes.
     Database other;
     ASSERT_TRUE(Database::open(tmp_ / "live.db", OpenMode::read_write, &other));

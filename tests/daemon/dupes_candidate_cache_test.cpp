@@ -9,6 +9,7 @@
 
 #include "storage/database.hpp"
 #include "storage/index_damage.hpp"
+#include "tests/daemon/support/daemon_test_support.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
 namespace wsindex::daemon {
@@ -16,12 +17,7 @@ namespace {
 
 using storage::test::TempDir;
 
-void write_file(const std::string& path, const std::string& content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << path;
-    ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
-    ::close(fd);
-}
+using test::write_file;
 
 std::string describe(const std::vector<storage::DupeCandidate>& list) {
     std::string out;

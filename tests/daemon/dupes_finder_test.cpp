@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "storage/database.hpp"
+#include "tests/daemon/support/daemon_test_support.hpp"
 #include "tests/storage/support/tree_walk.hpp"
 
 namespace wsindex::daemon {
@@ -21,12 +22,7 @@ namespace {
 
 using storage::test::TempDir;
 
-void write_file(const std::string& path, const std::string& content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << path;
-    ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
-    ::close(fd);
-}
+using test::write_file;
 
 std::pair<std::uint64_t, std::uint64_t> inode_of(int fd) {
     struct stat st {};

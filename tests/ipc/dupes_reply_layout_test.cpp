@@ -16,12 +16,7 @@ namespace wsindex::ipc {
 namespace {
 
 using namespace std::string_literals;
-
-std::string daemon_frame(const DupesReply& reply, bool continues) {
-    std::string frame = encode_reply_text(dupes_reply_text(reply), continues).value();
-    frame.pop_back();
-    return frame;
-}
+using test::daemon_frame;
 
 // Plain names, hard links, an empty group, extreme counters: the daemon's usual frame.
 DupesReply plain_reply() {

@@ -16,13 +16,7 @@ namespace wsindex::ipc {
 namespace {
 
 using namespace std::string_literals;
-
-// A frame as the daemon sends it (without the NUL).
-std::string daemon_frame(const DupesReply& reply, bool continues) {
-    std::string frame = encode_reply_text(dupes_reply_text(reply), continues).value();
-    frame.pop_back();
-    return frame;
-}
+using test::daemon_frame;
 
 void expect_same(const DupesReply& a, const DupesReply& b, std::string_view frame) {
     ASSERT_EQ(a.groups.size(), b.groups.size()) << frame;

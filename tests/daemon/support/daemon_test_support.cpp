@@ -1,6 +1,8 @@
 // Test support: temporary directories and generated trees.
 #include "tests/daemon/support/daemon_test_support.hpp"
 
+#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -24,6 +26,13 @@ TempDir::~TempDir() {
 void write_file(const std::string& path, std::size_t bytes) {
     std::ofstream out(path, std::ios::binary);
     out << std::string(bytes, 'x');
+}
+
+void write_file(const std::string& path, const std::string& content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << path;
+    ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+    ::close(fd);
 }
 
 std::size_t make_tree(const std::string& root, std::size_t dirs, std::size_t files_per_dir,

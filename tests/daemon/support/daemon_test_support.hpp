@@ -31,6 +31,8 @@ class TempDir {
 std::size_t make_tree(const std::string& root, std::size_t dirs, std::size_t files_per_dir,
                       std::size_t bytes = 10);
 void write_file(const std::string& path, std::size_t bytes);
+// Writes `content` to `path` (created or truncated); a failure fails the test.
+void write_file(const std::string& path, const std::string& content);
 
 // A one-shot gate: threads that pass() block until open(); the test can wait until someone
 // arrived. Timeouts only turn a hang into a failure.

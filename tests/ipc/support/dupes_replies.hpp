@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "ipc/dupes_reply_writer.hpp"
 #include "ipc/methods.hpp"
+#include "ipc/protocol.hpp"
 
 namespace wsindex::ipc::test {
 
@@ -42,6 +44,13 @@ inline DupesReply reply_with_odd_names() {
     reply.bytes_read = 6;
     reply.elapsed_ms = 7;
     return reply;
+}
+
+// A frame as the daemon sends it (without the NUL).
+inline std::string daemon_frame(const DupesReply& reply, bool continues) {
+    std::string frame = encode_reply_text(dupes_reply_text(reply), continues).value();
+    frame.pop_back();
+    return frame;
 }
 
 }  // namespace wsindex::ipc::test

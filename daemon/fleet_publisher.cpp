@@ -1,9 +1,10 @@
 // FleetPublisher: one thread, a PostgreSQL connection per publish (the password file read for
-// each), a full publish of the newest generation when it differs from the one published.
+// each), a publish (a delta, or in full) whenever the index changed since the last one.
 #include "daemon/fleet_publisher.hpp"
 
 #include <limits.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "fleet/publisher.hpp"
 #include "fleet/schema.hpp"
 #include "storage/database.hpp"
+#include "storage/index_version.hpp"
 
 namespace wsindex::daemon {
 
@@ -27,12 +29,17 @@ std::int64_t wall_ns() {
         .count();
 }
 
-core::Status local_generation(const std::string& db_path, std::int64_t* generation) {
-    storage::Database db;
-    if (auto st = storage::Database::open(db_path, storage::OpenMode::read_only, &db); !st) {
-        return st;
+core::Status local_version(const std::string& db_path, LocalIndexVersion* out) {
+    struct stat st {};
+    if (::stat(db_path.c_str(), &st) == 0) {
+        out->dev = st.st_dev;
+        out->ino = st.st_ino;
     }
-    return db.query_int64("SELECT value FROM meta WHERE key = 'generation'", generation);
+    storage::Database db;
+    if (auto s = storage::Database::open(db_path, storage::OpenMode::read_only, &db); !s) {
+        return s;
+    }
+    return storage::read_index_version(db, &out->generation, &out->revision);
 }
 
 // The password: the first line of `path` (none when `path` is empty). Read before each
@@ -123,13 +130,13 @@ void FleetPublisher::run() {
 }
 
 bool FleetPublisher::publish_once() {
-    std::int64_t generation = 0;
-    core::Status st = local_generation(db_path_, &generation);
+    LocalIndexVersion version;
+    core::Status st = local_version(db_path_, &version);
     {
         std::lock_guard lock(mutex_);
         if (st) {
-            state_.local_generation = generation;
-            if (generation == state_.published_generation) return true;  // nothing new
+            state_.local_generation = version.generation;
+            if (published_ && *published_ == version) return true;  // nothing new
         }
     }
     fleet::PgConnection conn;
@@ -144,7 +151,7 @@ bool FleetPublisher::publish_once() {
     if (st) st = fleet::ensure_schema(conn);
     fleet::PublishResult result;
     const auto began = std::chrono::steady_clock::now();
-    if (st) st = fleet::publish_full(conn, db_path_, config_.host, instance_, &result);
+    if (st) st = fleet::publish(conn, db_path_, config_.host, instance_, &result);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     std::lock_guard lock(mutex_);
@@ -157,10 +164,24 @@ bool FleetPublisher::publish_once() {
         return false;
     }
     if (!state_.last_error.empty()) spdlog::info("fleet: publishing again");
-    // bench/fleet_publish.sh reads this line.
-    spdlog::info("fleet: published generation {} of {} ({} entries, {} dirs) in {:.3f} s",
-                 result.generation, config_.host, result.entries, result.dirs, seconds);
+    // bench/fleet_publish.sh and bench/fleet_delta.sh read these lines.
+    if (result.delta) {
+        spdlog::info(
+            "fleet: published generation {} of {} as a delta ({} entries removed, {} written, "
+            "{} dirs rows; {} entries in all) in {:.3f} s",
+            result.generation, config_.host, result.rows_deleted, result.rows_written, result.dirs,
+            result.entries, seconds);
+    } else {
+        spdlog::info(
+            "fleet: published generation {} of {} ({} entries, {} dirs) in {:.3f} s: in "
+            "full, {}",
+            result.generation, config_.host, result.entries, result.dirs, seconds, result.why_full);
+    }
     state_.last_error.clear();
+    // The state read in the publish's own transaction: what the fleet copy now equals.
+    version.generation = result.generation;
+    version.revision = result.revision;
+    published_ = version;
     state_.published_generation = result.generation;
     state_.local_generation = std::max(state_.local_generation, result.generation);
     state_.published_at_ns = wall_ns();

@@ -1,15 +1,18 @@
 // FleetPublisher: publishes this host's index to the fleet database (docs/fleet.md) on its own
 // thread with its own connections, so that scans and live updates never wait for PostgreSQL.
-// notify() (any thread, after a scan or a live batch settles) only sets a flag: generations
-// that pile up while a publish runs are coalesced into one publish of the newest. A failed
+// notify() (any thread, after a scan or a live batch settles) only sets a flag: changes that
+// pile up while a publish runs are coalesced into one publish of the newest state. A failed
 // publish (PostgreSQL down, wrong credentials, full disk) is retried with a growing delay,
 // brought forward by a notify (fleet/retry_backoff.hpp).
 #pragma once
+
+#include <sys/types.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -22,6 +25,17 @@ class PgConnection;  // libpq stays out of the daemon's headers
 }  // namespace wsindex::fleet
 
 namespace wsindex::daemon {
+
+// What identifies one state of the local index for the publisher: the database file (an
+// index rebuilt from scratch is a new file whose counters start again) and its counters
+// (storage/index_version.hpp).
+struct LocalIndexVersion {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::int64_t generation = 0;
+    std::int64_t revision = 0;
+    bool operator==(const LocalIndexVersion&) const = default;
+};
 
 class FleetPublisher {
   public:
@@ -45,6 +59,7 @@ class FleetPublisher {
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     const fleet::PgConnection* publishing_ = nullptr;  // the connection of a publish under way
+    std::optional<LocalIndexVersion> published_;       // what the last publish read
     bool pending_ = true;  // publish at start: the database may lag behind the index
     bool stopping_ = false;
     // When a failed publish is retried: after 1 s, 2 s, 4 s ... up to 60 s, or 1 s after the

@@ -1,6 +1,9 @@
 // PgConnection: libpq calls mapped to core::Status.
 #include "fleet/pg_connection.hpp"
 
+#include <arpa/inet.h>
+
+#include <cstring>
 #include <system_error>
 
 namespace wsindex::fleet {
@@ -178,6 +181,22 @@ std::string first_value(const PgResult& result) {
     if (!result || PQntuples(result.get()) == 0 || PQgetisnull(result.get(), 0, 0)) return {};
     return std::string(PQgetvalue(result.get(), 0, 0),
                        static_cast<std::size_t>(PQgetlength(result.get(), 0, 0)));
+}
+
+std::int64_t binary_integer(std::string_view v) {
+    if (v.size() == 8) {
+        std::uint32_t hi = 0;
+        std::uint32_t lo = 0;
+        std::memcpy(&hi, v.data(), 4);
+        std::memcpy(&lo, v.data() + 4, 4);
+        return static_cast<std::int64_t>((std::uint64_t{ntohl(hi)} << 32) | ntohl(lo));
+    }
+    if (v.size() == 4) {
+        std::uint32_t x = 0;
+        std::memcpy(&x, v.data(), 4);
+        return static_cast<std::int32_t>(ntohl(x));
+    }
+    return 0;
 }
 
 }  // namespace wsindex::fleet

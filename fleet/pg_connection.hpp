@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -67,5 +68,8 @@ class PgConnection {
 
 // The first value of the first row, as text ("" when there is none or it is NULL).
 std::string first_value(const PgResult& result);
+
+// A binary-format int8 or int4 value (0 for NULL or any other length).
+std::int64_t binary_integer(std::string_view value);
 
 }  // namespace wsindex::fleet

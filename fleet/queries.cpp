@@ -1,8 +1,6 @@
 // Fleet queries: SQL over entries/dirs/hosts, binary results (paths are raw bytes).
 #include "fleet/queries.hpp"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <cstring>
 
@@ -17,22 +15,7 @@ std::string_view value(const PgResult& r, int row, int column) {
             static_cast<std::size_t>(PQgetlength(r.get(), row, column))};
 }
 
-// A binary int8 / int4 value (0 for NULL).
-std::int64_t int_value(std::string_view v) {
-    if (v.size() == 8) {
-        std::uint32_t hi = 0;
-        std::uint32_t lo = 0;
-        std::memcpy(&hi, v.data(), 4);
-        std::memcpy(&lo, v.data() + 4, 4);
-        return static_cast<std::int64_t>((std::uint64_t{ntohl(hi)} << 32) | ntohl(lo));
-    }
-    if (v.size() == 4) {
-        std::uint32_t x = 0;
-        std::memcpy(&x, v.data(), 4);
-        return static_cast<std::int32_t>(ntohl(x));
-    }
-    return 0;
-}
+std::int64_t int_value(std::string_view v) { return binary_integer(v); }
 
 std::int64_t int_value(const PgResult& r, int row, int column) {
     return int_value(value(r, row, column));
@@ -152,8 +135,8 @@ core::Status fleet_find(PgConnection& conn, const FleetFindQuery& query,
     FindFilter f;
     if (auto st = add_pattern(query, &f); !st) return st;
     add_metadata(query, &f);
-    std::string sql =
-        "SELECT host, path, type, size, mtime_ns FROM entries" + f.sql + " ORDER BY host, seq";
+    std::string sql = "SELECT host, path, type, size, mtime_ns FROM entries" + f.sql +
+                      " ORDER BY host, dir_id, seq";
     if (query.limit > 0) sql += " LIMIT " + f.bind(std::to_string(query.limit), false, "::bigint");
     return conn.query_rows(sql, f.params, f.binary, [&](const PGresult* r) {
         const auto column = [r](int c) {

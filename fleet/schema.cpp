@@ -66,6 +66,22 @@ ALTER TABLE hosts ADD COLUMN instance text;
 UPDATE fleet_schema SET version = 2;
 )sql";
 
+// Version 3: delta publishes (fleet/publish_delta.hpp). Each entry carries its directory's
+// local id, and (dir_id, seq) is the order of the host's own find (seq counts within the
+// directory, which a publish rewrites whole); each dirs row carries the id and digest it was
+// published with, so that the next publish finds the directories that changed. dirs is
+// indexed by prefix (the delta's merge and deletes) and by depth (fleet du). Rows of version 2
+// have no ids: their hosts' next publish is full.
+constexpr const char* kMigrateV3 = R"sql(
+ALTER TABLE entries ADD COLUMN dir_id bigint;
+ALTER TABLE dirs ADD COLUMN dir_id bigint, ADD COLUMN digest bigint;
+CREATE INDEX entries_dir ON entries(host, dir_id, seq);
+DROP INDEX dirs_prefix;
+CREATE INDEX dirs_prefix ON dirs(host, prefix);
+CREATE INDEX dirs_depth ON dirs(host, rel_depth);
+UPDATE fleet_schema SET version = 3;
+)sql";
+
 // Serializes schema creation between hosts that start at once.
 constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(7781234501)";
 
@@ -106,7 +122,11 @@ core::Status ensure_schema(PgConnection& conn) {
         st = conn.exec(kSchemaV1);
         version = 1;
     }
-    if (st && version == 1) st = conn.exec(kMigrateV2);
+    if (st && version == 1) {
+        st = conn.exec(kMigrateV2);
+        version = 2;
+    }
+    if (st && version == 2) st = conn.exec(kMigrateV3);
     if (!st) {
         (void)conn.exec("ROLLBACK");
         return st;

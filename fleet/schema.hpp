@@ -11,7 +11,7 @@
 namespace wsindex::fleet {
 
 // Bumped with every change of the tables or views; the migrations go in schema.cpp.
-inline constexpr int kFleetSchemaVersion = 2;
+inline constexpr int kFleetSchemaVersion = 3;
 
 // Creates the schema if the database has none, checks its version otherwise. Safe to run from
 // several hosts at once (an advisory lock orders them).

@@ -11,6 +11,7 @@
 
 #include "storage/dir_digest.hpp"
 #include "storage/entry_binding.hpp"
+#include "storage/index_version.hpp"
 #include "storage/inode_sync.hpp"
 #include "storage/live_listing.hpp"
 #include "storage/path_range.hpp"
@@ -667,10 +668,7 @@ core::Status Applier::apply(LiveBatch& batch) {
         report_.rows_updated += synced.names_updated;
     }
     if (auto s = recompute_digests(); !s) return s;
-    if (report_.keys_changed) {
-        if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s)
-            return s;
-    }
+    if (auto s = note_index_change(db_, report_.keys_changed); !s) return s;
     if (auto s =
             db_.query_int64("SELECT value FROM meta WHERE key = 'generation'", &report_.generation);
         !s) {

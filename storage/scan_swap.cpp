@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "storage/entry_binding.hpp"
+#include "storage/index_version.hpp"
 #include "storage/path_range.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
@@ -371,10 +372,7 @@ core::Status ScanWriter::swap_mark_complete() {
             .bind_int64(4, dir_max_)
             .bind_int64(5, scan_id_);
         if (auto s = done.run(); !s) return s;
-        if (!keys_changed_) return {};
-        if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s) {
-            return s;
-        }
+        if (auto s = note_index_change(db_, keys_changed_); !s) return s;
     }
     return {};
 }

@@ -1,4 +1,5 @@
 // ScanWriter::forget: taking an indexed top-level root out of the index in one transaction.
+#include "storage/index_version.hpp"
 #include "storage/path_range.hpp"
 #include "storage/scan_writer.hpp"
 #include "storage/sqlite_error.hpp"
@@ -133,9 +134,7 @@ core::Status ScanWriter::forget(std::string_view root, ForgetReport* report) {
     }
     report->scans = static_cast<std::uint64_t>(db_.changes());
     // Keys went away: name indexes reload.
-    if (auto s = db_.exec("UPDATE meta SET value = value + 1 WHERE key = 'generation'"); !s) {
-        return s;
-    }
+    if (auto s = note_index_change(db_, /*keys_changed=*/true); !s) return s;
     if (auto s = txn.commit(); !s) return s;
     report->garbage_collected = collect_garbage().is_ok();
     return {};

@@ -70,9 +70,17 @@ count_published() { grep -ac "fleet: published generation" "$work/wsindexd.log" 
 
 wsctl --socket "$work/d.sock" scan "$tree" --wait >/dev/null
 wsctl --socket "$work/d.sock" scan "$scratch" --wait >/dev/null
-sleep 1  # both scans' publishes coalesce or follow; the count below waits for the last
-full=$(published "$(count_published)")
-echo "first: $full" >&2
+# The publish of the index as both scans left it (the big one is full, the scratch root's may
+# follow as a delta).
+generation=$(python3 -c "import sqlite3, sys
+db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)
+print(db.execute(\"SELECT value FROM meta WHERE key = 'generation'\").fetchone()[0])" "$work/index.db")
+for _ in $(seq 6000); do
+    grep -aq "fleet: published generation $generation of" "$work/wsindexd.log" && break
+    sleep 0.1
+done
+full=$(grep -a "fleet: published generation .* in full" "$work/wsindexd.log" | tail -1)
+echo "full: $full" >&2
 
 # One change of the scratch root: rescan it, wait for its publish and for fleet find to show
 # the file `probe`; appends "publish_s visible_s" to the variable named $1.
@@ -80,7 +88,6 @@ measure() {
     local -n out=$1
     local probe=$2 want=$3 n t0 line seconds t1
     n=$(($(count_published) + 1))
-    t0=$(now)
     wsctl --socket "$work/d.sock" scan "$scratch" --wait >/dev/null
     t0=$(now)
     line=$(published "$n")

@@ -391,13 +391,13 @@ void Daemon::start_live() {
             spdlog::info(
                 "live index: catching up on {} (changes while wsindexd was not running"
                 " are unknown: an incremental rescan)",
-                ipc::display_bytes(roots[i]));
+                ipc::log_bytes(roots[i]));
         }
     }
 }
 
 void Daemon::on_root_event(const monitor::RootEvent& e) {
-    const std::string root = ipc::display_bytes(e.root);
+    const std::string root = ipc::log_bytes(e.root);  // for the log lines below: escaped
     switch (e.kind) {
         case monitor::RootEventKind::overflow:
         case monitor::RootEventKind::unresolvable:

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/thread_priority.hpp"
 #include "fleet/pg_connection.hpp"
 #include "fleet/publisher.hpp"
 #include "fleet/schema.hpp"
@@ -22,6 +23,8 @@
 namespace wsindex::daemon {
 
 namespace {
+
+constexpr int kPublisherNice = 19;
 
 std::int64_t wall_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -107,6 +110,12 @@ ipc::FleetInfo FleetPublisher::info() const {
 }
 
 void FleetPublisher::run() {
+    // Below the scans (nice 10, daemon/scan_service.cpp): a publish reads the whole index and
+    // formats it for COPY, seconds of CPU for a big host, and must not slow the host's own
+    // scans (or queries) that run meanwhile.
+    if (auto st = set_thread_priority(kPublisherNice, IoClass::Idle); !st) {
+        spdlog::warn("fleet: cannot lower the publisher's priority: {}", st.to_string());
+    }
     std::unique_lock lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return pending_ || stopping_; });

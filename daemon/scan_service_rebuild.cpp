@@ -126,7 +126,7 @@ void ScanService::handle_reported_damage() {
         none = rebuild_ && rebuild_->pending == 0;
     }
     for (const auto& job : added) {
-        spdlog::info("scan queued: {} (rebuilding the index)", ipc::display_bytes(job->root()));
+        spdlog::info("scan queued: {} (rebuilding the index)", ipc::log_bytes(job->root()));
         notify(*job);
     }
     if (none && options_.on_index_replaced) options_.on_index_replaced();
@@ -140,7 +140,7 @@ std::vector<std::shared_ptr<ScanJob>> ScanService::queue_rebuild_locked() {
         std::shared_ptr<ScanJob> job = enqueue_locked(root, ScanOrigin::Rebuild, &is_new);
         if (!job) {
             spdlog::warn("rebuild scan of {} skipped: the scan queue is full",
-                         ipc::display_bytes(root));
+                         ipc::log_bytes(root));
         } else if (is_new) {
             added.push_back(std::move(job));
         }

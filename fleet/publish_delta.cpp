@@ -14,9 +14,10 @@ namespace wsindex::fleet {
 
 namespace {
 
-// A delta that rewrites at most this many rows is always used (small hosts, tests); above
-// it, only while it rewrites at most a quarter of the host's rows: a COPY into an indexed
-// table costs several times a COPY into a fresh one whose indexes are built after.
+// A delta that writes and deletes at most this many rows is always used (small hosts, tests);
+// above it, only while it touches at most a quarter of the host's rows: a COPY into an
+// indexed table (or a DELETE from one) costs several times a COPY into a fresh one whose
+// indexes are built after.
 constexpr std::uint64_t kAlwaysDeltaRows = 10000;
 // Changed directories held in memory before the plan gives up for a full publish.
 constexpr std::size_t kMaxPlannedDirs = 100000;
@@ -257,13 +258,22 @@ core::Status plan_delta(PgConnection& conn, storage::Database& db, const std::st
     plan->rewrite_dirs.push_back(0);
     std::sort(plan->rewrite_dirs.begin(), plan->rewrite_dirs.end());
     if (auto st = count_rows(db, plan); !st) return st;
+    // The rows it would delete: a count over the (host, dir_id, seq) index.
+    if (auto st = conn.query(
+            "SELECT count(*) FROM entries WHERE host = $1 AND dir_id = ANY($2::bigint[])",
+            {host.c_str(), int_array(plan->delete_dir_ids).c_str()}, &r);
+        !st) {
+        return st;
+    }
+    plan->rows_to_delete = std::stoull(first_value(r));
     const std::uint64_t most = std::max<std::uint64_t>(
         kAlwaysDeltaRows,
         static_cast<std::uint64_t>(std::max<std::int64_t>(plan->central_entries / 4, 0)));
-    if (plan->rows_to_write > most) {
+    if (plan->rows_to_write + plan->rows_to_delete > most) {
         plan->usable = false;
-        plan->why_full = std::to_string(plan->rows_to_write) + " of " +
-                         std::to_string(plan->central_entries) + " rows changed";
+        plan->why_full = std::to_string(plan->rows_to_write) + " rows to write and " +
+                         std::to_string(plan->rows_to_delete) + " to delete of " +
+                         std::to_string(plan->central_entries);
     }
     return {};
 }

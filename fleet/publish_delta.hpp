@@ -40,14 +40,16 @@ struct DeltaPlan {
         LocalDir dir;
         std::size_t root = 0;  // index into the roots
     };
-    std::vector<DirRow> write_dirs;  // local dirs rows copied
-    std::uint64_t rows_to_write = 0;
+    std::vector<DirRow> write_dirs;    // local dirs rows copied
+    std::uint64_t rows_to_write = 0;   // local entries of rewrite_dirs
+    std::uint64_t rows_to_delete = 0;  // central entries of delete_dir_ids
 };
 
 // Compares the local index (in the caller's read transaction) with the host's central copy
 // (in the caller's PostgreSQL transaction, the host's lock held). Not usable, with a reason,
 // when the host has no copy yet, the copy predates directory ids (schema version 2), or the
-// delta is too big to pay.
+// delta is too big to pay (it would write and delete more than 10,000 rows and more than a
+// quarter of the host's).
 core::Status plan_delta(PgConnection& conn, storage::Database& db, const std::string& host,
                         const std::vector<Root>& roots, DeltaPlan* plan);
 

@@ -136,12 +136,12 @@ TEST_F(FleetDeltaTest, ABigChangeIsPublishedInFull) {
     make_dir(h.tree + "/many");
     for (int i = 0; i < 10500; ++i) write_file(h.tree + "/many/f" + std::to_string(i), "");
     ASSERT_NO_FATAL_FAILURE(rescan_and_converge(h));
-    // "... (10506 entries, 2 dirs) in T s: in full, 10506 of N rows changed" (N: what the
-    // live index had published while the files appeared).
+    // "... (10506 entries, 2 dirs) in T s: in full, 10506 rows to write and N to delete of M"
+    // (N, M: what the live index had published while the files appeared).
     const std::string log = h.daemon->log();
     const std::size_t full = log.find("of pi (10506 entries, 2 dirs)");
     ASSERT_NE(full, std::string::npos) << log;
-    EXPECT_NE(log.find("in full, 10506 of ", full), std::string::npos) << log;
+    EXPECT_NE(log.find("in full, 10506 rows to write and ", full), std::string::npos) << log;
 }
 
 }  // namespace

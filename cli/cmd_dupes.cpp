@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/format.hpp"
+#include "cli/json_stream.hpp"
 #include "ipc/dupes_reply_reader.hpp"
 #include "ipc/methods.hpp"
 #include "ipc/path_text.hpp"
@@ -21,6 +23,25 @@ std::string progress_text(const ipc::DupesProgressInfo& p) {
                        format_bytes(p.bytes_total) + ", read " + format_bytes(p.bytes_read) + " (" +
                        format_bytes(static_cast<std::uint64_t>(p.bytes_per_second)) + "/s)";
     return line;
+}
+
+// Plain output of some groups: each headed by its size, raw paths one per line (like find;
+// -0 for names with newlines); the other names of a hard-linked file indented under it.
+std::string plain_groups(const std::vector<ipc::DupesGroupInfo>& groups) {
+    std::string out;
+    for (const auto& g : groups) {
+        out += format_count(g.files.size()) + " files of " + format_bytes(g.size) + ", " +
+               format_bytes(g.wasted) + " wasted\n";
+        for (const auto& f : g.files) {
+            for (std::size_t i = 0; i < f.names.size(); ++i) {
+                out += i == 0 ? "  " : "    = ";
+                out += f.names[i];
+                out.push_back('\n');
+            }
+        }
+        out.push_back('\n');
+    }
+    return out;
 }
 
 }  // namespace
@@ -48,18 +69,24 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
     // Progress on stderr, only on a terminal, on one line redrawn in place.
     const bool show_progress = ctx.stderr_tty;
     bool progress_shown = false;
-    ipc::DupesReply all;
-    nlohmann::json all_groups = nlohmann::json::array();
-    nlohmann::json last;
+    const auto clear_progress = [&] {
+        if (!progress_shown) return;
+        std::fprintf(ctx.err, "\r\033[K");
+        std::fflush(ctx.err);
+        progress_shown = false;
+    };
+    // Every output is written as the frames come (groups arrive in batches, the totals in the
+    // last frame), so wsctl holds one frame at a time however many groups there are:
+    //   plain: each group as it comes, the count and the wasted bytes at the end;
+    //   -0:    each frame's names (the fast reader writes them into one piece per frame);
+    //   --json: {"groups":[...], then the last frame's other members} (JsonArrayStream).
+    JsonArrayStream json(ctx, "groups");  // --json only
+    ipc::DupesReply totals;               // the last frame's (its groups already written)
+    std::uint64_t groups = 0;
     std::optional<ipc::Error> decode_error;
-    // -0: the output, built as the frames come, one piece per frame: the fast reader appends a
-    // frame's names itself (no string per name kept); a frame decoded the DOM way appends them
-    // in absorb. A frame's names take fewer bytes than the frame (no quotes, no escapes, base64
-    // decoded), so each piece is allocated once and never moved (one growing string was copied
-    // at every doubling, each time onto fresh pages).
-    std::vector<std::string> null_separated;
-    bool names_read = false;  // the frame being absorbed already appended its names
-    // One decoded reply: progress shown, groups kept, the totals taken from the last one.
+    std::string piece;        // -0: the names of the frame being absorbed
+    bool names_read = false;  // the fast reader already put this frame's names into `piece`
+    // One decoded reply: progress shown, groups written, the totals taken from the last one.
     const auto absorb = [&](ipc::DupesReply& reply, bool continues) {
         if (reply.progress) {
             if (show_progress) {
@@ -69,37 +96,34 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
             }
             return;
         }
-        // -0 prints the names in the order the frames bring them (see null_separated below).
+        clear_progress();
+        groups += reply.groups.size();
         if (options.null_separated) {
-            if (null_separated.empty()) null_separated.emplace_back();
-            if (!names_read) ipc::append_null_separated(reply.groups, &null_separated.back());
-        } else {
-            for (auto& g : reply.groups) all.groups.push_back(std::move(g));
+            if (!names_read) ipc::append_null_separated(reply.groups, &piece);
+            write_out(ctx, piece);
+            piece.clear();
+        } else if (!ctx.json) {
+            write_out(ctx, plain_groups(reply.groups));
         }
         if (!continues) {
-            all.wasted = reply.wasted;
-            all.candidates = reply.candidates;
-            all.unreadable = reply.unreadable;
-            all.cached = reply.cached;
-            all.hashed = reply.hashed;
-            all.files_read = reply.files_read;
-            all.bytes_read = reply.bytes_read;
-            all.changed = std::move(reply.changed);
-            all.elapsed_ms = reply.elapsed_ms;
+            reply.groups.clear();
+            totals = std::move(reply);
         }
     };
-    // Replies of groups and totals are decoded without a DOM (the --json output passes the
-    // daemon's own JSON through, so it keeps the DOM); anything else goes the DOM way below.
+    // Replies of groups and totals are decoded without a DOM; --json keeps the DOM (it passes
+    // the daemon's own JSON through), and anything else goes the DOM way below.
     ipc::DupesReplyReader reader;
     ipc::Client::FrameReader fast;
     if (!ctx.json) {
         fast = [&](std::string_view frame) -> std::optional<bool> {
             std::string* names = nullptr;
             if (options.null_separated) {
-                names = &null_separated.emplace_back();
-                names->reserve(frame.size());
+                piece.clear();
+                piece.reserve(frame.size());  // a frame's names take fewer bytes than it
+                names = &piece;
             }
             if (!reader.read(frame, names)) {
+                piece.clear();
                 return std::nullopt;
             }
             names_read = options.null_separated;
@@ -108,6 +132,7 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
             return reader.continues();
         };
     }
+    std::string last_fields;  // --json: the last frame's members but its groups, as JSON text
     auto stream_error = client->call_more(
         ipc::method::kDupes, ipc::to_json(params),
         [&](const nlohmann::json& parameters, bool continues) {
@@ -117,53 +142,38 @@ int run_dupes(const Context& ctx, const DupesOptions& options) {
                 return false;
             }
             if (ctx.json && !reply->progress && parameters.contains("groups")) {
-                for (const auto& g : parameters["groups"]) all_groups.push_back(g);
+                for (const auto& g : parameters["groups"]) {
+                    if (const auto text = ipc::dump_json(g)) json.element(*text);
+                }
             }
-            if (ctx.json && !reply->progress && !continues) last = parameters;
+            if (ctx.json && !reply->progress && !continues) {
+                nlohmann::json rest = parameters;
+                rest.erase("groups");
+                const std::string text = ipc::dump_json(rest).value_or("{}");
+                last_fields = text.substr(1, text.size() - 2);
+            }
             absorb(*reply, continues);
             return true;
         },
         fast);
-    if (progress_shown) {
-        std::fprintf(ctx.err, "\r\033[K");
-        std::fflush(ctx.err);
+    clear_progress();
+    if (ctx.json) {
+        if (stream_error) return json.fail(*stream_error);
+        if (decode_error) return json.fail(unexpected_reply(*decode_error));
+        json.close(last_fields);
+        return finish(ctx, 0);
     }
     if (stream_error) return report(ctx, *stream_error);
     if (decode_error) return bad_reply(ctx, *decode_error);
-
-    if (ctx.json) {
-        last["groups"] = std::move(all_groups);
-        print_json(ctx, last);
-        return finish(ctx, 0);
-    }
-    if (options.null_separated) {
-        for (const std::string& piece : null_separated) write_out(ctx, piece);
-        return finish(ctx, 0);
-    }
-    // Plain: raw paths one per line (like find; -0 for names with newlines), each group
-    // headed by its size; the other names of a hard-linked file are indented under it.
-    std::string out;
-    for (const auto& g : all.groups) {
-        out += format_count(g.files.size()) + " files of " + format_bytes(g.size) + ", " +
-               format_bytes(g.wasted) + " wasted\n";
-        for (const auto& f : g.files) {
-            for (std::size_t i = 0; i < f.names.size(); ++i) {
-                out += i == 0 ? "  " : "    = ";
-                out += f.names[i];
-                out.push_back('\n');
-            }
-        }
-        out.push_back('\n');
-    }
-    out += format_count(all.groups.size()) + (all.groups.size() == 1 ? " group, " : " groups, ") +
-           format_bytes(all.wasted) + " wasted\n";
-    write_out(ctx, out);
-    if (!all.changed.empty()) {
-        note(ctx, format_count(all.changed.size()) +
+    if (options.null_separated) return finish(ctx, 0);
+    write_out(ctx, format_count(groups) + (groups == 1 ? " group, " : " groups, ") +
+                       format_bytes(totals.wasted) + " wasted\n");
+    if (!totals.changed.empty()) {
+        note(ctx, format_count(totals.changed.size()) +
                       " files changed since they were indexed and were left out (wsctl scan)");
     }
-    if (all.unreadable != 0) {
-        note(ctx, format_count(all.unreadable) + " files could not be read and were left out");
+    if (totals.unreadable != 0) {
+        note(ctx, format_count(totals.unreadable) + " files could not be read and were left out");
     }
     return finish(ctx, 0);
 }

@@ -20,7 +20,9 @@ namespace wsindex::cli {
 
 class JsonArrayStream {
   public:
-    // `key` is the array's name; every field later passed to close() must sort after it.
+    // `key` is the array's name. When every field later passed to close() sorts after it, the
+    // text is dump_json's of the whole document (find, errors); otherwise (dupes, whose totals
+    // come after its groups) the same document with its members in another order.
     JsonArrayStream(const Context& ctx, std::string_view key);
 
     // Writes one element (its JSON text); the document is opened by the first one.

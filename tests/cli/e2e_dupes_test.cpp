@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/format.hpp"
 #include "tests/cli/support/accounts.hpp"
 #include "tests/cli/support/fixture.hpp"
 #include "tests/support/prerequisite.hpp"
@@ -218,6 +219,42 @@ TEST_F(Dupes, GroupsEqualThoseFoundByReadingEveryFileAndASecondRunReadsNothing) 
     // Only below one directory.
     EXPECT_EQ(parse_groups0(ctl({"dupes", tree_ + "/c", "-0"}).out),
               (Groups{{tree_ + "/c/big1", tree_ + "/c/big2"}}));
+}
+
+// The three outputs give the same groups in the same order: the plain text (written group by
+// group as the frames come) is what the --json document's groups say, formatted; -0 lists the
+// same names. The --json document is one document whose members are the daemon's.
+TEST_F(Dupes, PlainAndNulSeparatedOutputsListTheJsonDocumentsGroupsInItsOrder) {
+    make_tree();
+    scan(tree_);
+    const nlohmann::json doc = json_of({"dupes", tree_});
+    ASSERT_EQ(doc.at("groups").size(), 4u) << doc.dump();
+    for (const char* member : {"wasted", "candidates", "files_read", "bytes_read", "elapsed_ms"}) {
+        EXPECT_TRUE(doc.contains(member)) << member << " in " << doc.dump();
+    }
+    std::string plain;
+    std::string nul;
+    for (const auto& g : doc.at("groups")) {
+        plain += format_count(g.at("files").size()) + " files of " +
+                 format_bytes(g.at("size").get<std::uint64_t>()) + ", " +
+                 format_bytes(g.at("wasted").get<std::uint64_t>()) + " wasted\n";
+        for (const auto& f : g.at("files")) {
+            const auto& names = f.at("names");
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                plain += (i == 0 ? "  " : "    = ") + path_of(names[i]) + "\n";
+                nul += path_of(names[i]) + std::string(1, '\0');
+            }
+        }
+        plain += "\n";
+        nul += std::string(1, '\0');
+    }
+    plain += "4 groups, " + format_bytes(doc.at("wasted").get<std::uint64_t>()) + " wasted\n";
+    const Exit text = ctl({"dupes", tree_});
+    EXPECT_EQ(text.code, 0) << text.err;
+    EXPECT_EQ(text.out, plain);
+    const Exit zero = ctl({"dupes", tree_, "-0"});
+    EXPECT_EQ(zero.code, 0) << zero.err;
+    EXPECT_EQ(zero.out, nul);
 }
 
 // The index of this daemon changes only when a scan says so (no live index), so a file changed

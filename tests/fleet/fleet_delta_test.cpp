@@ -61,15 +61,6 @@ class FleetDeltaTest : public FleetTest {
         expect_converges(h, {"du", "-b", "--depth", "4"},
                          {"du", "-b", "--depth", "4", "--host", h.name});
     }
-
-    std::size_t count(const std::string& text, const std::string& what) {
-        std::size_t n = 0;
-        for (std::size_t at = text.find(what); at != std::string::npos;
-             at = text.find(what, at + 1)) {
-            ++n;
-        }
-        return n;
-    }
 };
 
 TEST_F(FleetDeltaTest, ChangesArePublishedAsDeltasThatEqualAFullPublish) {
@@ -85,9 +76,7 @@ TEST_F(FleetDeltaTest, ChangesArePublishedAsDeltasThatEqualAFullPublish) {
     ASSERT_NO_FATAL_FAILURE(start_and_scan(h));
     expect_converges(h, {"find", "-l"}, {"find", "-l", "--host", "omicron"});
     ASSERT_FALSE(HasFatalFailure());
-    EXPECT_NE(h.daemon->log().find("in full, the fleet database holds no copy of this host"),
-              std::string::npos)
-        << h.daemon->log();
+    EXPECT_TRUE(await_log(h, "in full, the fleet database holds no copy of this host"));
     const std::string partition = entries_partition("omicron");
     ASSERT_NE(partition, "");
 
@@ -112,9 +101,9 @@ TEST_F(FleetDeltaTest, ChangesArePublishedAsDeltasThatEqualAFullPublish) {
     ASSERT_NO_FATAL_FAILURE(rescan_and_converge(h));
 
     // Every publish after the first was a delta in the same partition.
+    EXPECT_TRUE(await_log(h, "of omicron as a delta", 6));
     const std::string log = h.daemon->log();
-    EXPECT_EQ(count(log, "of omicron ("), 1u) << log;  // the one full publish
-    EXPECT_GE(count(log, "of omicron as a delta"), 6u) << log;
+    EXPECT_EQ(occurrences(log, "of omicron ("), 1u) << log;  // the one full publish
     EXPECT_EQ(entries_partition("omicron"), partition);
 
     // What the deltas left equals, in every column, what a full publish of the same index
@@ -124,7 +113,7 @@ TEST_F(FleetDeltaTest, ChangesArePublishedAsDeltasThatEqualAFullPublish) {
     const Exit release = fleet({"release", "omicron"});
     ASSERT_EQ(release.code, 0) << release.err;
     ASSERT_NO_FATAL_FAILURE(rescan_and_converge(h));
-    EXPECT_EQ(count(h.daemon->log(), "of omicron ("), 2u) << h.daemon->log();
+    EXPECT_TRUE(await_log(h, "of omicron (", 2));
     EXPECT_EQ(central_rows("omicron"), after_deltas);
 }
 
@@ -138,6 +127,7 @@ TEST_F(FleetDeltaTest, ABigChangeIsPublishedInFull) {
     ASSERT_NO_FATAL_FAILURE(rescan_and_converge(h));
     // "... (10506 entries, 2 dirs) in T s: in full, 10506 rows to write and N to delete of M"
     // (N, M: what the live index had published while the files appeared).
+    ASSERT_TRUE(await_log(h, "of pi (10506 entries, 2 dirs)"));
     const std::string log = h.daemon->log();
     const std::size_t full = log.find("of pi (10506 entries, 2 dirs)");
     ASSERT_NE(full, std::string::npos) << log;

@@ -232,13 +232,11 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
     write_file(h.tree + "/after-migration", "1");
     ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "nu"});
-    EXPECT_NE(h.daemon->log().find("in full, the fleet copy has no directory ids"),
-              std::string::npos)
-        << h.daemon->log();
+    EXPECT_TRUE(await_log(h, "in full, the fleet copy has no directory ids"));
     write_file(h.tree + "/later", "2");
     ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "nu"});
-    EXPECT_NE(h.daemon->log().find("of nu as a delta"), std::string::npos) << h.daemon->log();
+    EXPECT_TRUE(await_log(h, "of nu as a delta"));
 }
 
 // One host's partitions on a second PostgreSQL server (a shard, where that host publishes),
@@ -400,7 +398,7 @@ TEST_F(FleetTest, KilledPublishLeavesThePreviousGeneration) {
     expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "eta"});
     expect_converges(h, {"du", "-b"}, {"du", "-b", "--host", "eta"});
     EXPECT_NE(published_generation("eta"), old_generation);
-    EXPECT_NE(h.daemon->log().find("of eta as a delta"), std::string::npos) << h.daemon->log();
+    EXPECT_TRUE(await_log(h, "of eta as a delta"));
 }
 
 // `wsctl fleet find` takes find's filters and outputs: each filter's answer is, record for

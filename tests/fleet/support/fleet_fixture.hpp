@@ -204,6 +204,32 @@ class FleetTest : public ::testing::Test {
         }
     }
 
+    // Polls the host's daemon log until `text` occurs in it `times` times (the publisher logs
+    // a publish after its commit, so the fleet can answer before the line is written); the
+    // log, for the failure message, when it never does.
+    ::testing::AssertionResult await_log(Host& h, const std::string& text, std::size_t times = 1) {
+        const auto deadline = std::chrono::steady_clock::now() + kConvergeDeadline;
+        for (;;) {
+            const std::string log = h.daemon->log();
+            if (occurrences(log, text) >= times) return ::testing::AssertionSuccess();
+            if (std::chrono::steady_clock::now() > deadline) {
+                return ::testing::AssertionFailure()
+                       << "\"" << text << "\" not " << times << " times in the log:\n"
+                       << log;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a condition
+        }
+    }
+
+    static std::size_t occurrences(const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (std::size_t at = text.find(what); at != std::string::npos;
+             at = text.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    }
+
     // The generation the fleet database holds for `host` ("" when it has no row).
     std::string published_generation(const std::string& host) {
         PgConnection conn;

@@ -38,15 +38,7 @@ pgbin=/usr/lib/postgresql/15/bin
 wsctl=$build/bin/wsctl
 command -v updatedb.plocate >/dev/null || { echo "missing updatedb.plocate (apt-get install plocate)" >&2; exit 1; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fleethosts-XXXXXX")
-pgpid=
-dpid=
-cleanup() {
-    [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
-    [ -n "$pgpid" ] && kill -INT "$pgpid" 2>/dev/null && wait "$pgpid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir fleethosts
 
 start_postgres "$work" shared_buffers=1GB
 "$wsctl" fleet init --url "$url" >/dev/null

@@ -25,15 +25,7 @@ trees=${TMPDIR:-/tmp}/wstrees
 shared=/work/shared
 tree=$(resolve "${1:-lopsided}")
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fleetbench-XXXXXX")
-pgpid=
-dpid=
-cleanup() {
-    [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
-    [ -n "$pgpid" ] && kill -INT "$pgpid" 2>/dev/null && wait "$pgpid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir fleetbench
 
 start_postgres "$work" log_min_duration_statement=500
 "$build/bin/wsctl" fleet init --url "$url" >/dev/null

@@ -28,15 +28,7 @@ trees=${TMPDIR:-/tmp}/wstrees
 shared=/work/shared
 tree=$(resolve "${1:-balanced}")
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fleetcost-XXXXXX")
-pgpid=
-dpid=
-cleanup() {
-    [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
-    [ -n "$pgpid" ] && kill -INT "$pgpid" 2>/dev/null && wait "$pgpid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir fleetcost
 
 start_postgres "$work"
 "$build/bin/wsctl" fleet init --url "$url" >/dev/null

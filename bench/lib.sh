@@ -48,3 +48,17 @@ start_postgres() {
     done
     su postgres -s /bin/sh -c "$pgbin/createdb -h $work -U wsfleet wsfleet"
 }
+
+# bench_workdir NAME: a scratch directory ($work, under $TMPDIR) removed at exit, with the
+# daemon ($dpid) and the PostgreSQL ($pgpid, see start_postgres) the script started, if any.
+bench_workdir() {
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$1-XXXXXX")
+    pgpid=
+    dpid=
+    trap bench_cleanup EXIT
+}
+bench_cleanup() {
+    [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
+    [ -n "$pgpid" ] && kill -INT "$pgpid" 2>/dev/null && wait "$pgpid" 2>/dev/null || true
+    rm -rf "$work"
+}

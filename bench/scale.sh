@@ -42,13 +42,7 @@ for bin in wsindexd wsctl wsbench-walk; do
     [ -x "$build/bin/$bin" ] || { echo "no $build/bin/$bin (configure with -DWSINDEX_BUILD_BENCH=ON)" >&2; exit 1; }
 done
 
-work=$(mktemp -d /tmp/scale.XXXXXX)
-dpid=
-cleanup() {
-    [ -z "$dpid" ] || { kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null || true; }
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workdir scale
 gcc -O2 -pthread -o "$work/walkfloor" "$shared/bench/walkfloor.c"
 ctl() { "$build/bin/wsctl" --socket "$work/d.sock" "$@"; }
 timed() {  # wall seconds of CMD, stdout discarded

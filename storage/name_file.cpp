@@ -318,6 +318,7 @@ core::Status NameFile::attach(const char* image, std::size_t size,
         return invalid("body checksum mismatch");
     }
     generation_ = h.generation;
+    body_checksum_ = get<std::uint64_t>(image, kBodyChecksumAt);
     name_count_ = h.names;
     dir_count_ = h.dirs;
     names_bytes_ = h.names_bytes;

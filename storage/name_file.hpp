@@ -60,12 +60,18 @@ class NameFile {
     [[nodiscard]] std::size_t size() const { return name_count_; }
     [[nodiscard]] std::size_t dir_count() const { return dir_count_; }
     [[nodiscard]] bool mapped() const { return mapped_; }
+    // The XXH3-64 of the image's body: what derived files (the trigram lists) are bound to.
+    [[nodiscard]] std::uint64_t body_checksum() const { return body_checksum_; }
     // Bytes of the image: anonymous memory when built in memory, page cache when mapped.
     [[nodiscard]] std::size_t image_bytes() const { return image_size_; }
 
     // Name `i`'s bytes, directory ordinal, type letter; directory `d`'s id, prefix, first name.
     [[nodiscard]] std::string_view name(std::size_t i) const {
         return {names_ + starts_[i], static_cast<std::size_t>(starts_[i + 1] - starts_[i] - 1)};
+    }
+    // The same bytes with ASCII A-Z folded to a-z.
+    [[nodiscard]] std::string_view folded_name(std::size_t i) const {
+        return {folded_ + starts_[i], static_cast<std::size_t>(starts_[i + 1] - starts_[i] - 1)};
     }
     [[nodiscard]] std::uint32_t dir_of(std::size_t i) const { return dir_of_[i]; }
     [[nodiscard]] char type(std::size_t i) const { return types_[i]; }
@@ -97,6 +103,7 @@ class NameFile {
     bool mapped_ = false;
 
     std::int64_t generation_ = -1;
+    std::uint64_t body_checksum_ = 0;
     std::size_t name_count_ = 0;
     std::size_t dir_count_ = 0;
     std::size_t names_bytes_ = 0;

@@ -3,6 +3,7 @@
 #include "storage/name_index.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/range_executor.hpp"
 #include "storage/database.hpp"
@@ -131,12 +132,21 @@ core::Status NameIndex::with_dirs(Database& db, const std::vector<std::int64_t>&
     }
     NameIndex index;
     index.base_ = base_;
+    index.trigrams_ = trigrams_;
     index.layer_ = std::move(layer);
     index.generation_ = generation;
     *read_generation_out = generation;
     *out = std::move(index);
     return {};
 }
+
+NameIndex NameIndex::with_trigrams(std::shared_ptr<const NameTrigrams> lists) const {
+    NameIndex index = *this;
+    index.trigrams_ = std::move(lists);
+    return index;
+}
+
+std::size_t NameIndex::trigram_bytes() const { return trigrams_ ? trigrams_->file_bytes() : 0; }
 
 std::size_t NameIndex::size() const {
     return base_size() + layer_names() - (layer_ ? layer_->masked_names : 0);
@@ -153,13 +163,24 @@ void NameIndex::search(std::string_view needle, bool ignore_case, const MatchFn&
     if (needle.find('\0') != std::string_view::npos) return;
     std::string folded_needle(needle);
     if (ignore_case) fold(folded_needle);
+    // The lists hold folded trigrams: they are walked with the folded needle whatever the case
+    // mode, and each candidate is checked against the bytes the mode compares.
+    std::optional<NameTrigrams::Candidates> lists;
+    if (trigrams_ && needle.size() >= 3) {
+        std::string key(needle);
+        fold(key);
+        lists.emplace(*trigrams_, key);
+    }
+    NameTrigrams::Candidates* candidates = lists ? &*lists : nullptr;
     std::size_t pos = 0;
     if (layer_) {
         // Each layer directory where the fresh index would hold it: after every base directory
         // with a smaller or equal id (an equal one is masked).
         for (const auto& [id, dir] : layer_->dirs) {
             const std::size_t at = base_ ? base_->first_name_after_dir(id) : 0;
-            if (!search_base(pos, at, folded_needle, ignore_case, on_match, executor)) return;
+            if (!search_base(pos, at, folded_needle, ignore_case, on_match, executor, candidates)) {
+                return;
+            }
             pos = std::max(pos, at);
             const std::string& hay = ignore_case ? dir->folded : dir->names;
             for (std::size_t i = 0; i < dir->starts.size(); ++i) {
@@ -174,15 +195,27 @@ void NameIndex::search(std::string_view needle, bool ignore_case, const MatchFn&
             }
         }
     }
-    (void)search_base(pos, base_size(), folded_needle, ignore_case, on_match, executor);
+    (void)search_base(pos, base_size(), folded_needle, ignore_case, on_match, executor, candidates);
 }
 
 bool NameIndex::search_base(std::size_t begin, std::size_t end, std::string_view needle,
                             bool ignore_case, const MatchFn& on_match,
-                            core::RangeExecutor* executor) const {
+                            core::RangeExecutor* executor, NameTrigrams::Candidates* lists) const {
     if (!base_ || begin >= end) return true;
     const NameFile& base = *base_;
     const std::vector<bool>* masked = layer_ ? &layer_->masked : nullptr;
+    if (lists != nullptr) {
+        for (std::uint64_t i = lists->next(begin); i < end; i = lists->next(i + 1)) {
+            const std::uint32_t d = base.dir_of(i);
+            if (masked != nullptr && (*masked)[d]) continue;
+            const std::string_view name = ignore_case ? base.folded_name(i) : base.name(i);
+            if (name.find(needle) == std::string_view::npos) continue;
+            if (!on_match(Key{base.dir_id(d), base.name(i), base.prefix(d), base.type(i)})) {
+                return false;
+            }
+        }
+        return true;
+    }
     std::vector<std::vector<std::uint64_t>> hits;  // per block of the window
     std::size_t window_blocks = kFirstWindowBlocks;
     for (std::size_t at = begin; at < end;) {

@@ -12,6 +12,9 @@
 // order stays: directories by id, names in byte order). The layer grows until the owner rebuilds
 // the base (the shape of an LSM tree with one level).
 //
+// Trigram posting lists (NameTrigrams), when attached, answer needles of 3 bytes or more over the
+// base: the same names in the same order as the scan, found by their lists instead of memmem.
+//
 // Immutable: a NameIndex value is a snapshot; with_dirs() makes a new one sharing the base, so a
 // search that holds one sees one generation from its first name to its last.
 #pragma once
@@ -26,6 +29,7 @@
 
 #include "core/status.hpp"
 #include "storage/name_file.hpp"
+#include "storage/name_trigrams.hpp"
 
 namespace wsindex::core {
 class RangeExecutor;
@@ -61,6 +65,14 @@ class NameIndex {
     // the read; the new snapshot carries it.
     core::Status with_dirs(Database& db, const std::vector<std::int64_t>& dirs, NameIndex* out,
                            std::int64_t* read_generation) const;
+
+    // This snapshot with `lists` answering its base's searches (built for this base: the caller
+    // checks NameTrigrams::built_for). Snapshots made from it by with_dirs() keep them.
+    [[nodiscard]] NameIndex with_trigrams(std::shared_ptr<const NameTrigrams> lists) const;
+    [[nodiscard]] const std::shared_ptr<const NameFile>& base() const { return base_; }
+    [[nodiscard]] bool has_trigrams() const { return trigrams_ != nullptr; }
+    // Bytes of the trigram file (page cache), 0 without lists.
+    [[nodiscard]] std::size_t trigram_bytes() const;
 
     // The index generation (meta.generation) the names are current for; a different value in
     // the database means this snapshot is stale. -1: never current (queries use SQL).
@@ -104,11 +116,14 @@ class NameIndex {
         std::size_t bytes = 0;         // of the LayerDirs
     };
 
-    // The base's names [begin, end) in windows; false once on_match returned false.
+    // The base's names [begin, end): through `lists` when given (serial: a selective needle
+    // has few candidates), else memmem in windows; false once on_match returned false.
     bool search_base(std::size_t begin, std::size_t end, std::string_view needle, bool ignore_case,
-                     const MatchFn& on_match, core::RangeExecutor* executor) const;
+                     const MatchFn& on_match, core::RangeExecutor* executor,
+                     NameTrigrams::Candidates* lists) const;
 
     std::shared_ptr<const NameFile> base_;
+    std::shared_ptr<const NameTrigrams> trigrams_;  // built for base_, or null
     std::shared_ptr<const Layer> layer_;
     std::int64_t generation_ = -1;
 };

@@ -139,7 +139,10 @@ std::string render_status(const ipc::StatusReply& s) {
                 if (n.layer_dirs > 0) {
                     out += ", " + format_count(n.layer_dirs) + " directories changed since";
                 }
-                out += "; searched by " + std::to_string(n.search_workers) + " workers\n";
+                out += n.trigrams ? "; trigram lists (" + format_bytes(n.trigram_bytes) +
+                                        ") for fragments of 3 bytes or more, else"
+                                  : std::string(";");
+                out += " searched by " + std::to_string(n.search_workers) + " workers\n";
             }
         }
         if (s.fleet) {

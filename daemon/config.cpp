@@ -155,6 +155,8 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
         c.search_workers = static_cast<unsigned>(number_value(item, 0, 256));
     else if (k == "search_reserve_core")
         c.search_reserve_core = bool_value(item);
+    else if (k == "trigram_min_names")
+        c.trigram_min_names = number_value(item, 0, std::numeric_limits<std::int64_t>::max());
     else if (k == "watch")
         c.watch = bool_value(item);
     else if (k == "watch_backend") {

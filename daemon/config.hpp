@@ -90,6 +90,12 @@ struct Config {
     // per core. search_reserve_core keeps one core free for the daemon's other work.
     unsigned search_workers = 0;
     bool search_reserve_core = false;
+    // Bases of the name index with at least this many names get trigram posting lists (a file
+    // <db>.names.tri, built in the background): a selective fragment then costs microseconds
+    // instead of a memmem pass over every name (~45 ms at 10M). Below a few million names the
+    // pass is fast enough and the lists' ~20 bytes per name are not worth it (measured,
+    // docs/performance.md).
+    std::uint64_t trigram_min_names = 3'000'000;
     std::optional<FleetConfig> fleet;  // absent: no [fleet] section, nothing published
 };
 

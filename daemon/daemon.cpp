@@ -122,7 +122,7 @@ core::Status Daemon::start() {
     unsigned search_workers = c.search_workers == 0 ? cores : c.search_workers;
     if (c.search_reserve_core) search_workers = std::min(search_workers, std::max(1u, cores - 1));
     if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_,
-                                  search_workers);
+                                  search_workers, static_cast<std::size_t>(c.trigram_min_names));
         !st) {
         return core::Status(st.code(), "opening readers of " + c.db_path + ": " + st.message());
     }

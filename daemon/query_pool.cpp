@@ -8,12 +8,16 @@
 #include <exception>
 #include <utility>
 
+#include "daemon/thread_priority.hpp"
+
 namespace wsindex::daemon {
 
 core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::size_t max_pending,
-                             std::unique_ptr<QueryPool>* out, unsigned search_workers) {
+                             std::unique_ptr<QueryPool>* out, unsigned search_workers,
+                             std::size_t trigram_min_names) {
     std::unique_ptr<QueryPool> pool(new QueryPool());
     pool->max_pending_ = max_pending;
+    pool->trigram_min_names_ = trigram_min_names;
     pool->db_path_ = db_path;
     for (unsigned i = 0; i < std::max(1u, threads); ++i) {
         auto db = std::make_unique<storage::Database>();
@@ -43,6 +47,9 @@ core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::
         pool->threads_.emplace_back([p = pool.get(), d = db.get()] { p->main(*d); });
     }
     pool->names_thread_ = std::thread([p = pool.get()] { p->names_main(); });
+    if (trigram_min_names != SIZE_MAX) {
+        pool->trigrams_thread_ = std::thread([p = pool.get()] { p->trigrams_main(); });
+    }
     *out = std::move(pool);
     return {};
 }
@@ -87,6 +94,7 @@ NameIndexStats QueryPool::name_stats() const {
         names = names_;
         out.base_builds = base_builds_;
         out.layer_updates = layer_updates_;
+        out.trigram_builds = trigram_builds_;
     }
     if (names) {
         out.loaded = true;
@@ -97,6 +105,8 @@ NameIndexStats QueryPool::name_stats() const {
         out.layer_dirs = names->layer_dirs();
         out.base_bytes = names->base_bytes();
         out.memory_bytes = names->memory_bytes();
+        out.trigrams = names->has_trigrams();
+        out.trigram_bytes = names->trigram_bytes();
     }
     if (search_) {
         out.search_workers = search_->size();
@@ -203,9 +213,14 @@ void QueryPool::names_main() {
                 names_reported_generation_ =
                     std::max(names_reported_generation_, next->generation());
             }
-            names_ = std::move(next);
+            if (!names_ || names_->base() != next->base()) {
+                // A new base: lists being built for the old one are of no further use.
+                trigrams_cancel_.store(true, std::memory_order_relaxed);
+            }
+            names_ = with_known_trigrams(std::move(next));
             if (built) ++base_builds_;
             if (!dirs.empty()) ++layer_updates_;
+            trigrams_wake_.notify_one();
         }
         layering_ = false;
         names_published_.notify_all();
@@ -216,6 +231,75 @@ void QueryPool::names_main() {
             ::malloc_trim(0);
             lock.lock();
         }
+    }
+}
+
+bool QueryPool::trigrams_wanted() const {
+    if (!names_enabled_ || !names_ || names_->has_trigrams() || !names_->base() ||
+        names_->base_size() < trigram_min_names_) {
+        return false;
+    }
+    // Tried already (built, opened, or failed): only a new base is worth another try. The
+    // weak pointer compares owners, so a new base at a freed one's address is still new.
+    const auto& base = names_->base();
+    return trigrams_tried_.owner_before(base) || base.owner_before(trigrams_tried_);
+}
+
+std::shared_ptr<const storage::NameIndex> QueryPool::with_known_trigrams(
+    std::shared_ptr<const storage::NameIndex> next) const {
+    if (next && !next->has_trigrams() && trigrams_ && next->base() &&
+        trigrams_->built_for(*next->base())) {
+        return std::make_shared<storage::NameIndex>(next->with_trigrams(trigrams_));
+    }
+    return next;
+}
+
+void QueryPool::trigrams_main() {
+    // Below the scans (nice 10) and the queries: the lists are an optimisation the scan
+    // already answers without.
+    if (auto st = set_thread_priority(19, IoClass::Idle); !st) {
+        spdlog::debug("trigram thread priority: {}", st.to_string());
+    }
+    const std::string path = db_path_ + ".names.tri";
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        trigrams_wake_.wait(lock, [&] { return stopping_ || trigrams_wanted(); });
+        if (stopping_) return;
+        const std::shared_ptr<const storage::NameFile> base = names_->base();
+        trigrams_tried_ = base;
+        trigrams_cancel_.store(false, std::memory_order_relaxed);
+        lock.unlock();
+
+        const auto started = std::chrono::steady_clock::now();
+        std::shared_ptr<const storage::NameTrigrams> lists;
+        bool built = false;
+        // Any failure to open (missing, of another base, damaged) means: build.
+        if (auto opened = storage::NameTrigrams::open(path, *base, &lists); !opened) {
+            lists.reset();
+            core::Status st = storage::NameTrigrams::build(*base, path, &trigrams_cancel_);
+            if (st) st = storage::NameTrigrams::open(path, *base, &lists);
+            if (!st) {
+                lists.reset();
+                if (st.code() == std::errc::operation_canceled) {
+                    spdlog::debug("name index: trigram lists of a replaced base abandoned");
+                } else {
+                    spdlog::warn("name index: trigram lists not built (searches scan): {}",
+                                 st.to_string());
+                }
+            }
+            built = lists != nullptr;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+        lock.lock();
+        if (!lists) continue;
+        trigrams_ = lists;
+        if (built) ++trigram_builds_;
+        names_ = with_known_trigrams(names_);
+        spdlog::info("name index: trigram lists {} for {} names: {} trigrams, {} MiB in {:.1f} s",
+                     built ? "built" : "opened", base->size(), lists->trigrams(),
+                     lists->file_bytes() >> 20, seconds);
     }
 }
 
@@ -258,6 +342,7 @@ void QueryPool::reopen() {
         std::lock_guard lock(mutex_);
         ++open_epoch_;
         names_.reset();  // names of the old file; refresh_names() loads the new file's
+        trigrams_cancel_.store(true, std::memory_order_relaxed);
     }
     ready_.notify_all();
     names_wake_.notify_all();
@@ -273,14 +358,17 @@ void QueryPool::stop() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        trigrams_cancel_.store(true, std::memory_order_relaxed);
     }
     ready_.notify_all();
     names_wake_.notify_all();
     names_published_.notify_all();
+    trigrams_wake_.notify_all();
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
     if (names_thread_.joinable()) names_thread_.join();
+    if (trigrams_thread_.joinable()) trigrams_thread_.join();
     threads_.clear();
     dbs_.clear();
     names_db_.reset();

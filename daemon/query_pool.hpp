@@ -8,6 +8,7 @@
 // growing memory without bound.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -45,10 +46,13 @@ struct NameIndexStats {
     std::uint64_t names = 0;        // visible names (base minus masked plus layer)
     std::uint64_t layer_names = 0;  // names of directories re-read since the base was built
     std::uint64_t layer_dirs = 0;
-    std::uint64_t base_bytes = 0;     // the base image (page cache when file-backed)
-    std::uint64_t memory_bytes = 0;   // anonymous memory of the snapshot
-    std::uint64_t base_builds = 0;    // bases built from the database by this process
-    std::uint64_t layer_updates = 0;  // live batches layered
+    std::uint64_t base_bytes = 0;      // the base image (page cache when file-backed)
+    std::uint64_t memory_bytes = 0;    // anonymous memory of the snapshot
+    std::uint64_t base_builds = 0;     // bases built from the database by this process
+    std::uint64_t layer_updates = 0;   // live batches layered
+    bool trigrams = false;             // the base's trigram lists answer searches of >= 3 bytes
+    std::uint64_t trigram_bytes = 0;   // the trigram file (page cache)
+    std::uint64_t trigram_builds = 0;  // trigram files built by this process
     unsigned search_workers = 1;
     std::vector<core::RangeWorkerStats> last_search;  // per worker, of the last parallel window
 };
@@ -59,9 +63,12 @@ class QueryPool {
 
     // Opens `threads` read-only connections (the schema must exist: open the writer first) and
     // starts the threads.
-    // `search_workers`: the name search's RangeExecutor (0: one per core).
+    // `search_workers`: the name search's RangeExecutor (0: one per core). Bases of at least
+    // `trigram_min_names` names get trigram lists (`<db>.names.tri`, opened or built in the
+    // background at idle priority); SIZE_MAX: never.
     static core::Status open(const std::string& db_path, unsigned threads, std::size_t max_pending,
-                             std::unique_ptr<QueryPool>* out, unsigned search_workers = 1);
+                             std::unique_ptr<QueryPool>* out, unsigned search_workers = 1,
+                             std::size_t trigram_min_names = SIZE_MAX);
     QueryPool(const QueryPool&) = delete;
     QueryPool& operator=(const QueryPool&) = delete;
     ~QueryPool();  // stop()
@@ -108,6 +115,12 @@ class QueryPool {
     QueryPool() = default;
     void main(storage::Database& db);
     void names_main();
+    void trigrams_main();
+    // Guarded. Whether the current base wants lists the trigram thread has not tried yet.
+    [[nodiscard]] bool trigrams_wanted() const;
+    // Guarded. `next` with the lists of its base if the pool holds them.
+    std::shared_ptr<const storage::NameIndex> with_known_trigrams(
+        std::shared_ptr<const storage::NameIndex> next) const;
 
     std::string db_path_;
     std::vector<std::unique_ptr<storage::Database>> dbs_;  // one per thread
@@ -135,6 +148,15 @@ class QueryPool {
     std::uint64_t base_builds_ = 0;                // guarded
     std::uint64_t layer_updates_ = 0;              // guarded
     std::unique_ptr<core::RangeExecutor> search_;  // set by open(), then read-only
+
+    // The trigram lists of the base: their own thread (a build takes ~0.6 us per name).
+    std::size_t trigram_min_names_ = SIZE_MAX;
+    std::thread trigrams_thread_;
+    std::condition_variable trigrams_wake_;
+    std::shared_ptr<const storage::NameTrigrams> trigrams_;  // guarded: of some base, or null
+    std::weak_ptr<const storage::NameFile> trigrams_tried_;  // guarded: the last base tried
+    std::atomic<bool> trigrams_cancel_{false};  // a build in progress is for a replaced base
+    std::uint64_t trigram_builds_ = 0;          // guarded
 };
 
 }  // namespace wsindex::daemon

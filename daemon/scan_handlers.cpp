@@ -44,6 +44,9 @@ ipc::NameIndexInfo name_index_info(const NameIndexStats& n) {
     out.memory_bytes = n.memory_bytes;
     out.base_builds = n.base_builds;
     out.layer_updates = n.layer_updates;
+    out.trigrams = n.trigrams;
+    out.trigram_bytes = n.trigram_bytes;
+    out.trigram_builds = n.trigram_builds;
     out.search_workers = n.search_workers;
     for (const core::RangeWorkerStats& w : n.last_search) {
         out.last_search.push_back(

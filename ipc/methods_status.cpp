@@ -79,6 +79,9 @@ void read(FieldReader& r, NameIndexInfo& out) {
     out.memory_bytes = r.uint64("memory_bytes", 0);
     out.base_builds = r.uint64("base_builds", 0);
     out.layer_updates = r.uint64("layer_updates", 0);
+    out.trigrams = r.boolean("trigrams", false);
+    out.trigram_bytes = r.uint64("trigram_bytes", 0);
+    out.trigram_builds = r.uint64("trigram_builds", 0);
     out.search_workers = r.uint64("search_workers", 0);
     out.last_search = read_objects<SearchWorkerInfo>(r, "last_search");
 }
@@ -100,6 +103,9 @@ json to_json(const NameIndexInfo& v) {
                 {"memory_bytes", v.memory_bytes},
                 {"base_builds", v.base_builds},
                 {"layer_updates", v.layer_updates},
+                {"trigrams", v.trigrams},
+                {"trigram_bytes", v.trigram_bytes},
+                {"trigram_builds", v.trigram_builds},
                 {"search_workers", v.search_workers},
                 {"last_search", list_to_json(v.last_search)}};
 }

@@ -1,6 +1,8 @@
 // The name index end to end: its base is a file next to the database, mapped by the daemon;
 // live changes reach finds through a layer over it without rebuilding the base; a damaged or
-// foreign file is rebuilt from the database, never trusted. Waits poll wsctl with a generous
+// foreign file is rebuilt from the database, never trusted; trigram lists, when configured, are
+// built next to it, answer finds, survive live changes and restarts, and are rebuilt when they
+// cannot be trusted. Waits poll wsctl with a generous
 // deadline (sanitizer builds, a loaded machine), never sleep.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +28,9 @@ class NameIndexFile : public EndToEnd {
   protected:
     void SetUp() override {
         start_daemon();
+        make_tree();
+    }
+    void make_tree() {
         root_ = scratch_ / "tree";
         std::filesystem::create_directories(root_ + "/a/deep");
         std::filesystem::create_directories(root_ + "/b");
@@ -54,6 +59,7 @@ class NameIndexFile : public EndToEnd {
         return split_nul(r.out);
     }
     std::string names_file() const { return daemon_->db() + ".names"; }
+    std::string lists_file() const { return daemon_->db() + ".names.tri"; }
 
     std::string root_;
 };
@@ -142,6 +148,73 @@ TEST_F(NameIndexFile, ADamagedOrForeignFileIsRebuiltFromTheDatabase) {
     ASSERT_TRUE(eventually([&] { return current(); })) << log();
     EXPECT_EQ(names().value("base_builds", 0u), 0u) << names().dump();
     EXPECT_EQ(found(""), all);
+}
+
+// The same daemon with trigram lists for every base (the default is 3M names and more).
+class NameIndexLists : public NameIndexFile {
+  protected:
+    void SetUp() override {
+        const std::string config = scratch_ / "wsindexd.conf";
+        std::ofstream(config) << "trigram_min_names = 1\n";
+        extra_args_ = {"--config", config};
+        start_daemon();
+        make_tree();
+    }
+    // The snapshot is current and searched through its lists.
+    bool listed() { return current() && names().value("trigrams", false); }
+};
+
+TEST_F(NameIndexLists, ListsAnswerFindsFollowLiveChangesAndAreRebuiltWhenUntrustworthy) {
+    ASSERT_TRUE(eventually([&] { return listed(); })) << names().dump() << log();
+    auto n = names();
+    EXPECT_EQ(n.value("trigram_builds", 0u), 1u) << n.dump();
+    struct stat st {};
+    ASSERT_EQ(::stat(lists_file().c_str(), &st), 0) << lists_file();
+    EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), n.value("trigram_bytes", 0u));
+    const std::set<std::string> both = {root_ + "/a/deep/needle-one", root_ + "/b/needle-two"};
+    EXPECT_EQ(found("needle"), both);
+    EXPECT_EQ(found("eedle-tw"), std::set<std::string>{root_ + "/b/needle-two"});
+    EXPECT_EQ(found("needleone"), std::set<std::string>{});  // every trigram, not in sequence
+    const auto r = ctl({"find", "-i", "NEEDLE-", "-0"});
+    EXPECT_EQ(split_nul(r.out), both) << r.err;
+    EXPECT_EQ(found("file-4").size(), 11u);  // file-4, file-40 ... file-49
+
+    // A restart opens the lists of the base it opens: nothing is built.
+    ASSERT_TRUE(daemon_->stop().has_value());
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return listed(); })) << names().dump() << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 0u) << names().dump();
+    EXPECT_EQ(names().value("trigram_builds", 0u), 0u) << names().dump();
+    EXPECT_EQ(found("needle"), both);
+
+    // A live change is layered over the base; the lists stay (no rebuild of either).
+    write(root_ + "/b/needle-three", 5);
+    ASSERT_TRUE(eventually([&] {
+        return found("needle-three").count(root_ + "/b/needle-three") == 1 && listed() &&
+               names().value("layer_dirs", 0u) >= 1;
+    })) << names().dump()
+        << log();
+    n = names();
+    EXPECT_EQ(n.value("trigram_builds", 0u), 0u) << n.dump();
+    EXPECT_EQ(found("needle").size(), 3u);
+
+    // The live change moved the generation: a restart rebuilds the base, then its lists.
+    ASSERT_TRUE(daemon_->stop().has_value());
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return listed(); })) << names().dump() << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 1u) << names().dump();
+    EXPECT_EQ(names().value("trigram_builds", 0u), 1u) << names().dump();
+
+    // A truncated lists file is rebuilt, and answers as before.
+    ASSERT_TRUE(daemon_->stop().has_value());
+    ASSERT_EQ(::stat(lists_file().c_str(), &st), 0);
+    ASSERT_EQ(::truncate(lists_file().c_str(), st.st_size - 1), 0);
+    start_daemon();
+    ASSERT_TRUE(eventually([&] { return listed(); })) << names().dump() << log();
+    EXPECT_EQ(names().value("base_builds", 0u), 0u) << names().dump();
+    EXPECT_EQ(names().value("trigram_builds", 0u), 1u) << names().dump();
+    EXPECT_EQ(found("needle").size(), 3u);
+    EXPECT_EQ(found("file-4").size(), 11u);
 }
 
 }  // namespace

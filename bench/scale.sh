@@ -16,7 +16,9 @@
 #   db      bytes per entry: index.db + WAL, and the name file (<db>.names)
 #   find    `wsctl find FRAGMENT`, whole process, median of 5 after one warm-up (default
 #           fragments: json_9, 53 names per 1M; crypto, 19k) vs `plocate -b` (the same names),
-#           and again from a daemon with `search_workers = 1` (the parallel search's gain)
+#           measured once the name index (and, from 3M names, its trigram lists) is in place;
+#           then again from daemons that scan (no lists) with the default workers and with one
+#           (what the lists gain, and what the parallel scan gains)
 #   du      `wsctl du TREE --depth 1`, median of 5
 # Then the ratios of the largest size to the smallest. One round: the trees are big.
 set -euo pipefail
@@ -32,7 +34,7 @@ while getopts "b:d:q:h" opt; do
         b) build=$OPTARG ;;
         d) trees=$OPTARG ;;
         q) fragments=$OPTARG ;;
-        *) sed -n '2,21p' "$0"; exit 2 ;;
+        *) sed -n '2,23p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -84,6 +86,21 @@ for size in "${sizes[@]}"; do
     v[$size,floor]=$(timed "$work/walkfloor" -t 2 "$tree" 2>/dev/null)
     v[$size,rescan]=$(timed ctl scan "$tree" --wait)
     v[$size,walk]=$(timed "$build/bin/wsbench-walk" "$tree" --workers 2)
+    # The name index current, and its trigram lists in place where the base is big enough
+    # (trigram_min_names, default 3M): what the finds below use.
+    want_lists=false
+    [ "$size" -lt 3000000 ] || want_lists=true
+    for _ in $(seq 600); do
+        st=$(ctl status --json)
+        echo "$st" | grep -q '"generation":-1' || {
+            $want_lists || break
+            echo "$st" | grep -q '"trigrams":true' && break
+        }
+        sleep 0.5
+    done
+    v[$size,lists_s]=$({ grep -o 'trigram lists built for [0-9]* names: .* in [0-9.]* s' \
+        "$work/daemon.log" || true; } | tail -1 | sed 's/.* in \([0-9.]*\) s/\1/')
+    [ -n "${v[$size,lists_s]}" ] || v[$size,lists_s]=-
     sleep 10
     v[$size,anon]=$(awk '/^RssAnon:/ { printf "%.1f", $2 / 1024 }' "/proc/$dpid/status")
     v[$size,file]=$(awk '/^RssFile:/ { printf "%.1f", $2 / 1024 }' "/proc/$dpid/status")
@@ -91,6 +108,7 @@ for size in "${sizes[@]}"; do
     bytes=$(stat -c %s "$work"/db "$work"/db-wal 2>/dev/null | awk '{ s += $1 } END { print s }')
     v[$size,db]=$(ratio "$bytes" "$entries")
     v[$size,names]=$(ratio "$(stat -c %s "$work"/db.names)" "$entries")
+    v[$size,lists]=$(ratio "$(stat -c %s "$work"/db.names.tri 2>/dev/null || echo 0)" "$entries")
     v[$size,entries]=$entries
     for f in $fragments; do
         v[$size,find_$f]=$(median_of 5 ctl find "$f")
@@ -100,16 +118,22 @@ for size in "${sizes[@]}"; do
     v[$size,du]=$(median_of 5 ctl du "$tree" --depth 1)
     kill "$dpid"
     wait "$dpid" 2>/dev/null || true
-    # The same finds with one search worker: what the parallel search gains.
-    printf 'search_workers = 1\n' >"$work/one.conf"
-    "$build/bin/wsindexd" --config "$work/one.conf" --socket "$work/d.sock" --db "$work/db" \
-        --no-watch 2>>"$work/daemon.log" &
-    dpid=$!
-    for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.1; done
-    for f in $fragments; do v[$size,find1_$f]=$(median_of 5 ctl find "$f"); done
-    kill "$dpid"
-    wait "$dpid" 2>/dev/null || true
-    dpid=
+    # The same finds by the scan alone (no trigram lists), with the default workers and with
+    # one: what the lists gain, and what the parallel scan gains.
+    for w in 0 1; do
+        printf 'search_workers = %s\ntrigram_min_names = 1000000000000\n' "$w" >"$work/scan.conf"
+        "$build/bin/wsindexd" --config "$work/scan.conf" --socket "$work/d.sock" --db "$work/db" \
+            --no-watch 2>>"$work/daemon.log" &
+        dpid=$!
+        for _ in $(seq 600); do
+            ctl status --json 2>/dev/null | grep -q '"loaded":true' && break
+            sleep 0.1
+        done
+        for f in $fragments; do v[$size,scan${w}_$f]=$(median_of 5 ctl find "$f"); done
+        kill "$dpid"
+        wait "$dpid" 2>/dev/null || true
+        dpid=
+    done
 done
 
 small=${sizes[0]}
@@ -130,9 +154,12 @@ row "RssAnon idle (MiB)" anon
 row "RssFile idle (MiB)" file
 row "index.db + WAL bytes per entry" db
 row "name file bytes per entry" names
+row "trigram file bytes per entry" lists
+row "trigram lists build (s, log)" lists_s
 for f in $fragments; do
     row "find $f (s; ${v[$big,n_$f]} at $big)" "find_$f" "plocate_$f" "plocate -b $f"
-    row "  the same, 1 search worker" "find1_$f" "find_$f" "default workers"
+    row "  by the scan, default workers" "scan0_$f" "find_$f" "default (lists from 3M)"
+    row "  by the scan, 1 worker" "scan1_$f" "scan0_$f" "scan, default workers"
 done
 row "du --depth 1 (s)" du
 echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

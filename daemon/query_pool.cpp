@@ -228,6 +228,7 @@ void QueryPool::names_main() {
             // The old snapshot is freed once the last query holding it ends; give what malloc
             // keeps of a build's arrays back to the system (glibc: malloc_trim).
             lock.unlock();
+            names_db_->release_memory();  // the pages of the whole-table read
             ::malloc_trim(0);
             lock.lock();
         }

@@ -475,7 +475,9 @@ void ScanService::settle() {
         spdlog::warn("checkpoint after the scan failed: {}", st.to_string());
     }
     // The scan's memory (directories, paths, pending rows) went back to malloc, which keeps
-    // it; a daemon idles between scans, so hand the free pages back to the system.
+    // it, and the writer's page cache is full of the scan's pages; a daemon idles between
+    // scans, so hand both back to the system.
+    writer_->writer().database().release_memory();
     ::malloc_trim(0);
     if (options_.on_settled) options_.on_settled();
 }

@@ -105,6 +105,10 @@ std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_ro
 
 std::int64_t Database::changes() const { return sqlite3_changes64(db_); }
 
+void Database::release_memory() {
+    if (db_ != nullptr) (void)sqlite3_db_release_memory(db_);
+}
+
 core::Status Database::exec(std::string_view sql) {
     std::string copy(sql);
     char* error = nullptr;

@@ -39,6 +39,11 @@ class Database {
 
     // Runs one or more statements without results.
     core::Status exec(std::string_view sql);
+    // Frees the pages this connection's cache holds and no statement uses
+    // (sqlite3_db_release_memory). Why: each connection keeps up to cache_size (16 MiB) of
+    // pages in the daemon's anonymous memory for as long as it lives; one that has just read a
+    // whole table (a scan's writer, the name index build) and now idles keeps them for nothing.
+    void release_memory();
     core::Status prepare(std::string_view sql, Statement* out);
     // A single integer from a one-row query (e.g. a PRAGMA); errors if there is no row.
     core::Status query_int64(std::string_view sql, std::int64_t* out);

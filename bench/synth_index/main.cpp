@@ -6,13 +6,14 @@
 // ROOT in its configuration: then nothing rescans it).
 //
 //   wsbench-synth-index --db FILE --entries N [--root /synthetic] [--seed S]
-//                       [--files-per-dir 20] [--paths LIST]
+//                       [--files-per-dir 20] [--paths LIST] [--no-index]
 //
 // --paths also writes every entry's path to LIST, one per line, in the same order, for
 // `plocate-build --plaintext LIST DB` (the same names for plocate). Memory does not grow with
 // N on this side (one batch at a time); the writer's own per-directory state does, as in a
 // scan. One JSON line: entries, dirs, the tree's shape, seconds (begin .. finish, the swap
-// included), db_bytes (index.db and its WAL after the writer closed) and peak RSS.
+// included), db_bytes (index.db and its WAL after the writer closed) and peak RSS. --no-index
+// makes the records and drops them: the generator's own time and memory, apart from the writer's.
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -44,6 +45,43 @@ int fail(const std::string& what) {
     return 1;
 }
 
+double cpu_seconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// --no-index: the records are made and dropped, the paths written if asked.
+int generate_only(const std::string& root, std::uint64_t entries, std::uint64_t seed,
+                  std::uint64_t files_per_dir, std::size_t batch_rows, std::FILE* paths) {
+    wsindex::bench::SyntheticTree tree(root, entries, seed, files_per_dir);
+    const auto t0 = std::chrono::steady_clock::now();
+    const wsindex::bench::SyntheticTree::BatchSink drop = [](std::span<wsindex::core::WalkResult>) {
+        return Status::ok();
+    };
+    wsindex::bench::SyntheticTree::PathSink to_list;
+    if (paths != nullptr) {
+        to_list = [paths](std::string_view path) {
+            std::fwrite(path.data(), 1, path.size(), paths);
+            std::fputc('\n', paths);
+        };
+    }
+    const Status status = tree.generate(batch_rows, drop, to_list);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (paths != nullptr && std::fclose(paths) != 0) return fail("writing the paths");
+    if (!status) return fail(status.to_string());
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::printf(
+        "{\"entries\":%llu,\"dirs\":%llu,\"no_index\":true,\"seconds\":%.3f,"
+        "\"cpu_seconds\":%.3f,\"peak_rss_kib\":%ld}\n",
+        static_cast<unsigned long long>(tree.entries()),
+        static_cast<unsigned long long>(tree.dirs()), seconds, cpu_seconds(), ru.ru_maxrss);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,6 +102,9 @@ int main(int argc, char** argv) {
     app.add_option("--paths", paths_file, "also write the paths here, one per line");
     app.add_option("--batch-rows", batch_rows, "records per batch handed to the writer");
     app.add_option("--rows-per-txn", rows_per_txn, "rows per transaction");
+    bool no_index = false;
+    app.add_flag("--no-index", no_index,
+                 "generate without writing the index (the generator's own cost and memory)");
     CLI11_PARSE(app, argc, argv);
 
     if (root.size() < 2 || root.front() != '/' || root.back() == '/' ||
@@ -71,7 +112,7 @@ int main(int argc, char** argv) {
         return fail("--root must be absolute and normalized, not '/': " + root);
     }
     if (exists(root)) return fail(root + " exists: a synthetic root must not");
-    if (exists(db_path)) return fail(db_path + " exists: the index must be fresh");
+    if (!no_index && exists(db_path)) return fail(db_path + " exists: the index must be fresh");
     if (files_per_dir == 0 || entries == 0)
         return fail("--entries and --files-per-dir must be > 0");
 
@@ -82,6 +123,8 @@ int main(int argc, char** argv) {
         static char buffer[1 << 20];
         std::setvbuf(paths, buffer, _IOFBF, sizeof buffer);
     }
+
+    if (no_index) return generate_only(root, entries, seed, files_per_dir, batch_rows, paths);
 
     wsindex::storage::ScanIngestOptions options;
     options.scan.rows_per_transaction = rows_per_txn;

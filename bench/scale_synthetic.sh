@@ -19,7 +19,8 @@
 #   find     `wsctl find FRAGMENT`, whole process, median of 5 after one warm-up, vs
 #            `plocate -b -d plocate.db FRAGMENT` the same way (default fragments: zephyr, ~15
 #            names per 1M; crypto, ~8k per 1M); the line counts of both must be equal
-#   anon     RssAnon and RssFile of the daemon, idle, after the finds
+#   anon     RssAnon of the daemon until the name index is loaded (peak of the polls), and
+#            RssAnon and RssFile idle, after the finds
 #   bytes    per entry: index.db + WAL, the name file, plocate.db
 # BUILD_DIR needs wsindexd, wsctl and wsbench-synth-index (-DWSINDEX_BUILD_BENCH=ON).
 set -euo pipefail
@@ -36,7 +37,7 @@ while getopts "b:d:q:nh" opt; do
         d) trees=$OPTARG ;;
         q) fragments=$OPTARG ;;
         n) fresh_names=true ;;
-        *) sed -n '2,24p' "$0"; exit 2 ;;
+        *) sed -n '2,25p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -97,7 +98,10 @@ for size in "${sizes[@]}"; do
     # the name index holds every entry. Polled; at 100M each step takes minutes.
     ready=
     loaded=
+    anon_peak=0
     for _ in $(seq 36000); do
+        anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$dpid/status" 2>/dev/null || echo 0)
+        [ "${anon:-0}" -le "$anon_peak" ] || anon_peak=$anon
         if status=$(ctl status --json 2>/dev/null); then
             [ -n "$ready" ] || ready=$(elapsed "$t0" "$(now)")
             if grep -q '"loaded":true' <<<"$status" &&
@@ -111,6 +115,7 @@ for size in "${sizes[@]}"; do
     done
     [ -n "$loaded" ] || { echo "name index not loaded after an hour" >&2; exit 1; }
     v[$size,ready]=$ready
+    v[$size,anon_peak]=$(awk -v k="$anon_peak" 'BEGIN { printf "%.1f", k / 1024 }')
     v[$size,load]=$loaded
     v[$size,names_log]=$(grep -o 'name index \(built\|opened\).*' "$work/daemon-$size.log" | tail -1)
     echo "# $size: answering ${ready} s after start, name index loaded ${loaded} s after start: ${v[$size,names_log]}; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -147,6 +152,7 @@ row "entries" entries
 row "generation (s, wsbench-synth-index)" generate
 row "daemon start -> answering (s)" ready
 row "daemon start -> name index (s)" load
+row "RssAnon peak until loaded (MiB)" anon_peak
 row "RssAnon idle after the finds (MiB)" anon
 row "RssFile idle after the finds (MiB)" file
 row "index.db + WAL bytes per entry" db

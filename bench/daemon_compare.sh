@@ -89,15 +89,6 @@ stop_daemon() {
 }
 
 
-# timed CMD...: wall seconds of CMD, its stdout discarded; a failing CMD stops the benchmark.
-timed() {
-    local t0 t1
-    t0=$(now)
-    "$@" > /dev/null || { echo "failed: $*" >&2; exit 1; }
-    t1=$(now)
-    elapsed "$t0" "$t1"
-}
-
 run() {  # tool -> seconds
     case $1 in
         scan|rescan) timed ctl scan "$root" --wait ;;

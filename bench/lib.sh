@@ -1,10 +1,25 @@
-# bench/lib.sh: helpers shared by the *_compare.sh scripts (sourced; they set $trees, $shared).
+# bench/lib.sh: helpers shared by the bench scripts (sourced; they set $trees, $shared).
 
 now() { date +%s.%N; }
 # elapsed T0 T1: seconds between two `now` readings, 3 decimals.
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # median: of the numbers on stdin (space or newline separated).
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# timed CMD...: wall seconds of CMD, its stdout discarded; exits the script if CMD fails.
+timed() {
+    local t0
+    t0=$(now)
+    "$@" >/dev/null || { echo "failed: $*" >&2; exit 1; }
+    elapsed "$t0" "$(now)"
+}
+# median_of N CMD...: the median wall seconds of N runs of CMD after one warm-up run.
+median_of() {
+    local n=$1 all=
+    shift
+    "$@" >/dev/null
+    for _ in $(seq "$n"); do all+=" $(timed "$@")"; done
+    echo "$all" | median
+}
 # ratio A B: A / B with 2 decimals, "-" when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 

@@ -47,19 +47,6 @@ done
 bench_workdir scale
 gcc -O2 -pthread -o "$work/walkfloor" "$shared/bench/walkfloor.c"
 ctl() { "$build/bin/wsctl" --socket "$work/d.sock" "$@"; }
-timed() {  # wall seconds of CMD, stdout discarded
-    local t0
-    t0=$(now)
-    "$@" >/dev/null || { echo "failed: $*" >&2; exit 1; }
-    elapsed "$t0" "$(now)"
-}
-median_of() {  # N CMD...: median wall seconds of N runs after one warm-up
-    local n=$1 all=
-    shift
-    "$@" >/dev/null
-    for _ in $(seq "$n"); do all+=" $(timed "$@")"; done
-    echo "$all" | median
-}
 plocate_b() { plocate -b "$@" || [ $? -eq 1 ]; }  # 1: nothing found
 tree_of() {
     local name=balanced

@@ -94,14 +94,20 @@ void append_name(Rng& rng, std::string& name) {
 
 }  // namespace
 
+void NameGenerator::next(std::string& name) {
+    Rng rng{state_};
+    append_name(rng, name);
+    state_ = rng.state;
+}
+
 NameSet make_names(std::size_t n, std::uint64_t seed) {
     NameSet set;
     set.starts.reserve(n + 1);
     set.bytes.reserve(n * 20);
-    Rng rng{seed};
+    NameGenerator names(seed);
     std::string name;
     for (std::size_t i = 0; i < n; ++i) {
-        append_name(rng, name);
+        names.next(name);
         set.starts.push_back(set.bytes.size());
         set.bytes.append(name);
         set.bytes.push_back('\0');

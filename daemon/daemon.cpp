@@ -15,6 +15,7 @@
 #include "daemon/logging.hpp"
 #include "daemon/scan_root.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "storage/clean_close.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -211,6 +212,11 @@ void Daemon::run() {
     queries_->stop();
     scans_->stop();
     if (fleet_) fleet_->stop();
+    // Every connection is closed: the next start may skip its check of the file.
+    if (auto st = storage::mark_closed_cleanly(options_.config.db_path); !st) {
+        spdlog::warn("clean close not recorded (the next start checks the index): {}",
+                     st.to_string());
+    }
     // Let the sessions finish closing (their handlers are ready; nothing blocks).
     io_.restart();
     io_.poll();

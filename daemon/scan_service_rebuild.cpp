@@ -10,6 +10,7 @@
 #include "core/clock.hpp"
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
+#include "storage/clean_close.hpp"
 
 namespace wsindex::daemon {
 namespace {
@@ -33,7 +34,13 @@ std::vector<std::string> top_level(std::vector<std::string> roots) {
 core::Status ScanService::open_writer() {
     const std::string& db = options_.db_path;
     storage::IndexCheck check;
-    if (auto st = storage::check_index_file(db, &check); !st) return st;
+    // A file closed cleanly and untouched since needs no check of every page (on a 100M-entry
+    // index: minutes before the socket answers); damage found later is checked then.
+    if (storage::take_clean_close_mark(db)) {
+        spdlog::info("the index {} was closed cleanly and is unchanged since: not checked", db);
+    } else if (auto st = storage::check_index_file(db, &check); !st) {
+        return st;
+    }
     if (check.damaged) {
         if (auto st = set_aside(check); !st) return st;
     }

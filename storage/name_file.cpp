@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/mapped_image.hpp"
 #include "storage/read_transaction.hpp"
 
 namespace wsindex::storage {
@@ -38,28 +39,6 @@ struct Header {
     std::uint64_t prefix_bytes = 0;
     std::uint64_t file_size = 0;
 };
-
-std::uint64_t fnv1a(const char* p, std::size_t n) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (std::size_t i = 0; i < n; ++i) {
-        h ^= static_cast<unsigned char>(p[i]);
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-template <typename T>
-void put(char* image, std::size_t at, T v) {
-    std::memcpy(image + at, &v, sizeof v);
-}
-template <typename T>
-T get(const char* image, std::size_t at) {
-    T v;
-    std::memcpy(&v, image + at, sizeof v);
-    return v;
-}
-
-constexpr std::uint64_t align8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
 
 // Section offsets from the counts; false if they overflow (a damaged header).
 struct Layout {
@@ -89,10 +68,6 @@ bool layout(const Header& h, Layout* out) {
 
 core::Status invalid(const std::string& what) {
     return core::Status(std::make_error_code(std::errc::invalid_argument), "name file: " + what);
-}
-
-core::Status errno_status(const std::string& what) {
-    return core::Status(std::error_code(errno, std::generic_category()), what);
 }
 
 }  // namespace
@@ -182,16 +157,16 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     image.assign(l.end, '\0');
     char* p = image.data();
     std::memcpy(p, kMagic, sizeof kMagic);
-    put(p, 8, h.version);
-    put(p, 12, h.header_size);
-    put(p, 16, h.generation);
-    put(p, 24, h.dev);
-    put(p, 32, h.ino);
-    put(p, 40, h.names);
-    put(p, 48, h.dirs);
-    put(p, 56, h.names_bytes);
-    put(p, 64, h.prefix_bytes);
-    put(p, 72, h.file_size);
+    put_field(p, 8, h.version);
+    put_field(p, 12, h.header_size);
+    put_field(p, 16, h.generation);
+    put_field(p, 24, h.dev);
+    put_field(p, 32, h.ino);
+    put_field(p, 40, h.names);
+    put_field(p, 48, h.dirs);
+    put_field(p, 56, h.names_bytes);
+    put_field(p, 64, h.prefix_bytes);
+    put_field(p, 72, h.file_size);
     auto copy = [&](std::uint64_t at, const auto& v) {
         if (!v.empty()) std::memcpy(p + at, v.data(), v.size() * sizeof(v[0]));
     };
@@ -207,8 +182,8 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     }
     copy(l.folded, names);
     copy(l.prefixes, prefixes);
-    put(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, image.size() - kHeaderSize));
-    put(p, kChecksumAt, fnv1a(p, kChecksumAt));
+    put_field(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, image.size() - kHeaderSize));
+    put_field(p, kChecksumAt, fnv1a(p, kChecksumAt));
     // The vectors above go before the image is checked: the peak is one copy plus the image.
     names = {};
     starts = {};
@@ -241,38 +216,15 @@ core::Status NameFile::write(const std::string& path) const {
         ::unlink(tmp.c_str());
         return s;
     }
-    // The rename is durable once the directory is.
-    const std::size_t slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-    if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-        (void)::fsync(dfd);
-        ::close(dfd);
-    }
+    fsync_parent_dir(path);  // the rename is durable once the directory is
     return {};
 }
 
 core::Status NameFile::open(const std::string& path, const DatabaseIdentity& identity,
                             std::shared_ptr<const NameFile>* out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno_status("opening " + path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const core::Status s = errno_status("stat " + path);
-        ::close(fd);
-        return s;
-    }
-    const auto size = static_cast<std::size_t>(st.st_size);
-    if (size < kHeaderSize) {
-        ::close(fd);
-        return invalid("shorter than its header");
-    }
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    const int map_errno = errno;
-    ::close(fd);
-    if (map == MAP_FAILED) {
-        errno = map_errno;
-        return errno_status("mapping " + path);
-    }
+    void* map = nullptr;
+    std::size_t size = 0;
+    if (auto s = map_read_only(path, kHeaderSize, "name file", &map, &size); !s) return s;
     std::unique_ptr<NameFile> file(new NameFile());
     file->map_ = map;
     file->image_size_ = size;
@@ -287,20 +239,20 @@ core::Status NameFile::attach(const char* image, std::size_t size,
     image_size_ = size;
     if (size < kHeaderSize) return invalid("shorter than its header");
     if (std::memcmp(image, kMagic, sizeof kMagic) != 0) return invalid("not a name file");
-    if (get<std::uint64_t>(image, kChecksumAt) != fnv1a(image, kChecksumAt)) {
+    if (get_field<std::uint64_t>(image, kChecksumAt) != fnv1a(image, kChecksumAt)) {
         return invalid("header checksum mismatch");
     }
     Header h;
-    h.version = get<std::uint32_t>(image, 8);
-    h.header_size = get<std::uint32_t>(image, 12);
-    h.generation = get<std::int64_t>(image, 16);
-    h.dev = get<std::uint64_t>(image, 24);
-    h.ino = get<std::uint64_t>(image, 32);
-    h.names = get<std::uint64_t>(image, 40);
-    h.dirs = get<std::uint64_t>(image, 48);
-    h.names_bytes = get<std::uint64_t>(image, 56);
-    h.prefix_bytes = get<std::uint64_t>(image, 64);
-    h.file_size = get<std::uint64_t>(image, 72);
+    h.version = get_field<std::uint32_t>(image, 8);
+    h.header_size = get_field<std::uint32_t>(image, 12);
+    h.generation = get_field<std::int64_t>(image, 16);
+    h.dev = get_field<std::uint64_t>(image, 24);
+    h.ino = get_field<std::uint64_t>(image, 32);
+    h.names = get_field<std::uint64_t>(image, 40);
+    h.dirs = get_field<std::uint64_t>(image, 48);
+    h.names_bytes = get_field<std::uint64_t>(image, 56);
+    h.prefix_bytes = get_field<std::uint64_t>(image, 64);
+    h.file_size = get_field<std::uint64_t>(image, 72);
     if (h.version != kFormatVersion) {
         return invalid("format version " + std::to_string(h.version) + ", expected " +
                        std::to_string(kFormatVersion));
@@ -313,12 +265,12 @@ core::Status NameFile::attach(const char* image, std::size_t size,
     }
     // Every byte of the body: the offset checks below keep a search in bounds, this keeps it
     // from answering with damaged names (one pass at memory speed; the pages are read anyway).
-    if (get<std::uint64_t>(image, kBodyChecksumAt) !=
+    if (get_field<std::uint64_t>(image, kBodyChecksumAt) !=
         XXH3_64bits(image + kHeaderSize, size - kHeaderSize)) {
         return invalid("body checksum mismatch");
     }
     generation_ = h.generation;
-    body_checksum_ = get<std::uint64_t>(image, kBodyChecksumAt);
+    body_checksum_ = get_field<std::uint64_t>(image, kBodyChecksumAt);
     name_count_ = h.names;
     dir_count_ = h.dirs;
     names_bytes_ = h.names_bytes;

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <new>
 
+#include "storage/mapped_image.hpp"
+
 namespace wsindex::storage {
 namespace {
 
@@ -39,28 +41,6 @@ struct Header {
     std::uint64_t file_size = 0;       // 64
 };
 
-std::uint64_t fnv1a(const char* p, std::size_t n) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (std::size_t i = 0; i < n; ++i) {
-        h ^= static_cast<unsigned char>(p[i]);
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-template <typename T>
-void put(char* image, std::size_t at, T v) {
-    std::memcpy(image + at, &v, sizeof v);
-}
-template <typename T>
-T get(const char* image, std::size_t at) {
-    T v;
-    std::memcpy(&v, image + at, sizeof v);
-    return v;
-}
-
-constexpr std::uint64_t align8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
-
 struct Layout {
     std::uint64_t keys, offsets, lists, end;
 };
@@ -77,10 +57,6 @@ bool layout(const Header& h, Layout* out) {
 
 core::Status invalid(const std::string& what) {
     return core::Status(std::make_error_code(std::errc::invalid_argument), "trigram file: " + what);
-}
-
-core::Status errno_status(const std::string& what) {
-    return core::Status(std::error_code(errno, std::generic_category()), what);
 }
 
 // The trigram at byte j of an already folded string: its three bytes as one 24-bit key.
@@ -201,12 +177,7 @@ class TempFile {
             return errno_status("renaming " + path_);
         }
         committed_ = true;
-        const std::size_t slash = final_path.rfind('/');
-        const std::string dir = slash == std::string::npos ? "." : final_path.substr(0, slash + 1);
-        if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-            (void)::fsync(dfd);
-            ::close(dfd);
-        }
+        fsync_parent_dir(final_path);
         return {};
     }
 
@@ -282,42 +253,25 @@ core::Status NameTrigrams::build(const NameFile& base, const std::string& path,
         return cancelled();
     }
     std::memcpy(p, kMagic, sizeof kMagic);
-    put(p, 8, h.version);
-    put(p, 12, h.header_size);
-    put(p, 16, h.base_generation);
-    put(p, 24, h.base_names);
-    put(p, 32, h.base_checksum);
-    put(p, 40, h.keys);
-    put(p, 48, h.list_bytes);
-    put(p, 56, h.postings);
-    put(p, 64, h.file_size);
-    put(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, l.end - kHeaderSize));
-    put(p, kChecksumAt, fnv1a(p, kChecksumAt));
+    put_field(p, 8, h.version);
+    put_field(p, 12, h.header_size);
+    put_field(p, 16, h.base_generation);
+    put_field(p, 24, h.base_names);
+    put_field(p, 32, h.base_checksum);
+    put_field(p, 40, h.keys);
+    put_field(p, 48, h.list_bytes);
+    put_field(p, 56, h.postings);
+    put_field(p, 64, h.file_size);
+    put_field(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, l.end - kHeaderSize));
+    put_field(p, kChecksumAt, fnv1a(p, kChecksumAt));
     return out.commit(path);
 }
 
 core::Status NameTrigrams::open(const std::string& path, const NameFile& base,
                                 std::shared_ptr<const NameTrigrams>* out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno_status("opening " + path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const core::Status s = errno_status("stat " + path);
-        ::close(fd);
-        return s;
-    }
-    const auto size = static_cast<std::size_t>(st.st_size);
-    if (size < kHeaderSize) {
-        ::close(fd);
-        return invalid("shorter than its header");
-    }
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-    const int map_errno = errno;
-    ::close(fd);
-    if (map == MAP_FAILED) {
-        errno = map_errno;
-        return errno_status("mapping " + path);
-    }
+    void* map = nullptr;
+    std::size_t size = 0;
+    if (auto s = map_read_only(path, kHeaderSize, "trigram file", &map, &size); !s) return s;
     std::unique_ptr<NameTrigrams> lists(new NameTrigrams());
     lists->map_ = map;
     lists->size_ = size;
@@ -329,19 +283,19 @@ core::Status NameTrigrams::open(const std::string& path, const NameFile& base,
 core::Status NameTrigrams::attach(const NameFile& base) {
     const char* image = static_cast<const char*>(map_);
     if (std::memcmp(image, kMagic, sizeof kMagic) != 0) return invalid("not a trigram file");
-    if (get<std::uint64_t>(image, kChecksumAt) != fnv1a(image, kChecksumAt)) {
+    if (get_field<std::uint64_t>(image, kChecksumAt) != fnv1a(image, kChecksumAt)) {
         return invalid("header checksum mismatch");
     }
     Header h;
-    h.version = get<std::uint32_t>(image, 8);
-    h.header_size = get<std::uint32_t>(image, 12);
-    h.base_generation = get<std::int64_t>(image, 16);
-    h.base_names = get<std::uint64_t>(image, 24);
-    h.base_checksum = get<std::uint64_t>(image, 32);
-    h.keys = get<std::uint64_t>(image, 40);
-    h.list_bytes = get<std::uint64_t>(image, 48);
-    h.postings = get<std::uint64_t>(image, 56);
-    h.file_size = get<std::uint64_t>(image, 64);
+    h.version = get_field<std::uint32_t>(image, 8);
+    h.header_size = get_field<std::uint32_t>(image, 12);
+    h.base_generation = get_field<std::int64_t>(image, 16);
+    h.base_names = get_field<std::uint64_t>(image, 24);
+    h.base_checksum = get_field<std::uint64_t>(image, 32);
+    h.keys = get_field<std::uint64_t>(image, 40);
+    h.list_bytes = get_field<std::uint64_t>(image, 48);
+    h.postings = get_field<std::uint64_t>(image, 56);
+    h.file_size = get_field<std::uint64_t>(image, 64);
     if (h.version != kFormatVersion) {
         return invalid("format version " + std::to_string(h.version) + ", expected " +
                        std::to_string(kFormatVersion));
@@ -355,7 +309,7 @@ core::Status NameTrigrams::attach(const NameFile& base) {
     if (!layout(h, &l) || l.end != h.file_size || h.file_size != size_) {
         return invalid("sizes do not match the file's length (truncated?)");
     }
-    if (get<std::uint64_t>(image, kBodyChecksumAt) !=
+    if (get_field<std::uint64_t>(image, kBodyChecksumAt) !=
         XXH3_64bits(image + kHeaderSize, size_ - kHeaderSize)) {
         return invalid("body checksum mismatch");
     }

@@ -3,6 +3,7 @@
 #include "name_file_image.hpp"
 
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -10,30 +11,31 @@
 #include <system_error>
 #include <vector>
 
+#include "storage/mapped_image.hpp"
+
 namespace wsindex::bench {
 namespace {
 
 constexpr std::size_t kHeaderSize = 128;
+constexpr std::size_t kBodyChecksumAt = 80;  // XXH3-64 of every byte after the header
 constexpr std::size_t kChecksumAt = 120;
 
-std::uint64_t fnv1a(const char* p, std::size_t n) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (std::size_t i = 0; i < n; ++i) {
-        h ^= static_cast<unsigned char>(p[i]);
-        h *= 1099511628211ull;
-    }
-    return h;
-}
+using storage::align8;
+using storage::fnv1a;
 
-constexpr std::uint64_t align8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
-
+// Writes sequentially; every byte after the header goes into the body checksum.
 class Writer {
   public:
-    explicit Writer(std::FILE* f) : f_(f) {}
+    explicit Writer(std::FILE* f) : f_(f), body_(XXH3_createState()) { XXH3_64bits_reset(body_); }
+    ~Writer() { XXH3_freeState(body_); }
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
     void bytes(const void* p, std::size_t n) {
         if (n > 0 && std::fwrite(p, 1, n, f_) != n) ok_ = false;
+        if (at_ >= kHeaderSize) XXH3_64bits_update(body_, p, n);
         at_ += n;
     }
+    [[nodiscard]] std::uint64_t body_checksum() const { return XXH3_64bits_digest(body_); }
     template <typename T>
     void value(T v) {
         bytes(&v, sizeof v);
@@ -47,6 +49,7 @@ class Writer {
 
   private:
     std::FILE* f_;
+    XXH3_state_t* body_;
     std::uint64_t at_ = 0;
     bool ok_ = true;
 };
@@ -126,7 +129,11 @@ core::Status write_and_open_name_file(const NameSet& names, std::size_t names_pe
         w.bytes(p.data(), p.size());
     }
     w.pad8();
-    const bool written = w.ok() && w.at() == file_size;
+    // The header again, with the body's checksum (and so a new header checksum).
+    put(kBodyChecksumAt, w.body_checksum());
+    put(kChecksumAt, fnv1a(header, kChecksumAt));
+    const bool written = w.ok() && w.at() == file_size && std::fseek(f, 0, SEEK_SET) == 0 &&
+                         std::fwrite(header, 1, kHeaderSize, f) == kHeaderSize;
     if (std::fclose(f) != 0 || !written) {
         ::unlink(path.c_str());
         return errno_status("writing " + path);

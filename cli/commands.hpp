@@ -102,6 +102,9 @@ struct FleetOptions {
     bool bytes = false;
 };
 int run_fleet(const Context& ctx, const FleetOptions& options);
+// wsctl only (cli/fleet/exec_fleet.cpp): replaces this process with wsctl-fleet given `args`
+// (args[0] is replaced); returns only if no candidate could be run, each listed in `tried`.
+void exec_fleet_helper(std::vector<std::string> args, std::string* tried);
 
 // The client's own version (the project version at build time).
 const char* client_version();

@@ -27,6 +27,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/args.hpp"
@@ -72,6 +73,15 @@ void add_common(CLI::App& app, Common& common) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef WSINDEX_FLEET_HELPER_FROM_BIN
+    // wsctl (not wsctl-fleet): `wsctl fleet ...` goes to wsctl-fleet before anything else is
+    // set up, since every millisecond of a fleet search's start is felt. If that fails, the
+    // command line is parsed as usual and run_fleet reports why.
+    if (argc > 1 && std::string_view(argv[1]) == "fleet") {
+        std::string tried;
+        exec_fleet_helper(std::vector<std::string>(argv, argv + argc), &tried);
+    }
+#endif
     // "--size -10M": CLI11 would take "-10M" for an option; glue such values to their option.
     std::vector<std::string> args(argv, argv + argc);
     args = join_option_values(args, {"--size"});

@@ -58,20 +58,24 @@ int helper_failure(const Context& ctx, const std::string& message) {
 
 }  // namespace
 
-int run_fleet(const Context& ctx, const FleetOptions& /*options: wsctl-fleet parses them*/) {
-    std::vector<std::string> args = own_arguments();
-    if (args.empty()) return helper_failure(ctx, "fleet: cannot read this process's arguments");
-    std::fflush(nullptr);
-    std::string tried;  // each path tried, with why it failed
+void exec_fleet_helper(std::vector<std::string> args, std::string* tried) {
     for (const std::string& helper : helper_candidates()) {
         args[0] = helper;
         std::vector<char*> argv;
         for (std::string& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
         ::execv(helper.c_str(), argv.data());
-        if (!tried.empty()) tried += ", ";
-        tried += helper + " (" + std::strerror(errno) + ")";
+        if (!tried->empty()) *tried += ", ";
+        *tried += helper + " (" + std::strerror(errno) + ")";
     }
+}
+
+int run_fleet(const Context& ctx, const FleetOptions& /*options: wsctl-fleet parses them*/) {
+    std::vector<std::string> args = own_arguments();
+    if (args.empty()) return helper_failure(ctx, "fleet: cannot read this process's arguments");
+    std::fflush(nullptr);
+    std::string tried;  // each path tried, with why it failed
+    exec_fleet_helper(std::move(args), &tried);
     return helper_failure(ctx, "fleet: cannot run wsctl-fleet: " +
                                    (tried.empty() ? "this program's path is unknown" : tried));
 }

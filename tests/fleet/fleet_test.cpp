@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -145,6 +146,43 @@ TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
     EXPECT_EQ(reader_error, "");
     EXPECT_GT(reads.load(), 0);
     EXPECT_EQ(torn.load(), 0) << "of " << reads.load() << " reads";
+}
+
+// A full publish stores a host's rows in name order (fleet/publisher.cpp: a search then reads
+// a page per name it finds, not one per row), while `fleet find` still lists them in the
+// host's own order.
+TEST_F(FleetTest, AFullPublishStoresTheRowsInNameOrder) {
+    Host& h = add_host("kappa");
+    // Names that interleave across directories: directory order is not name order.
+    for (const char* dir : {"m", "a", "z"}) {
+        make_dir(h.tree + "/" + dir);
+        for (const char* name : {"zeta", "alpha", "mid", "beta"}) {
+            write_file(h.tree + "/" + dir + "/" + name + dir, "x");
+        }
+    }
+    ASSERT_NO_FATAL_FAILURE(start_and_scan(h));
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "kappa"});
+    // That copy came by a delta (a small host's publishes after its first, empty one are):
+    // released, the next publish is full.
+    ASSERT_EQ(fleet({"release", "kappa"}).code, 0);
+    write_file(h.tree + "/m/omega", "x");
+    ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "kappa"});
+    ASSERT_TRUE(await_log(h, "in full, the fleet database holds no copy", 2));
+
+    PgConnection conn;
+    ASSERT_TRUE(PgConnection::connect(server_->url(), "", &conn));
+    PgResult r{nullptr, &PQclear};
+    // bytea's text form is hex, whose order is the bytes' order.
+    ASSERT_TRUE(conn.query("SELECT name::text FROM " +
+                               conn.identifier(partition_name("entries", "kappa")) +
+                               " ORDER BY ctid",
+                           {}, &r));
+    std::vector<std::string> stored;
+    for (int i = 0; i < PQntuples(r.get()); ++i) stored.emplace_back(PQgetvalue(r.get(), i, 0));
+    ASSERT_EQ(stored.size(), 17U);  // 13 files, 3 directories, the root
+    EXPECT_TRUE(std::is_sorted(stored.begin(), stored.end()))
+        << "first rows: " << stored[0] << " " << stored[1] << " " << stored[2];
 }
 
 TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {

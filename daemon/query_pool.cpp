@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "daemon/thread_priority.hpp"
+#include "storage/warm_pages.hpp"
 
 namespace wsindex::daemon {
 
@@ -62,6 +63,7 @@ bool QueryPool::submit(Job job) {
         if (stopping_ || jobs_.size() >= max_pending_) return false;
         jobs_.push_back(std::move(job));
     }
+    interrupts_.fetch_add(1, std::memory_order_relaxed);
     ready_.notify_one();
     return true;
 }
@@ -324,20 +326,6 @@ void QueryPool::warm() {
     ready_.notify_all();
 }
 
-namespace {
-
-void warm_connection(storage::Database& db) {
-    for (const char* sql : {"SELECT count(*) FROM entries", "SELECT count(*) FROM dirs"}) {
-        std::int64_t rows = 0;
-        if (auto st = db.query_int64(sql, &rows); !st) {
-            spdlog::debug("query connection warm-up: {}", st.to_string());
-            return;
-        }
-    }
-}
-
-}  // namespace
-
 void QueryPool::reopen() {
     {
         std::lock_guard lock(mutex_);
@@ -361,6 +349,7 @@ void QueryPool::stop() {
         stopping_ = true;
         trigrams_cancel_.store(true, std::memory_order_relaxed);
     }
+    interrupts_.fetch_add(1, std::memory_order_relaxed);
     ready_.notify_all();
     names_wake_.notify_all();
     names_published_.notify_all();
@@ -388,6 +377,8 @@ void QueryPool::main(storage::Database& db) {
                 return stopping_ || !jobs_.empty() || warmed != warm_epoch_ ||
                        opened != open_epoch_;
             });
+            // Order: the file to read first, then the queued jobs, then the warm-up, which
+            // only makes later jobs faster.
             if (!stopping_ && opened != open_epoch_) {
                 opened = open_epoch_;
                 lock.unlock();
@@ -402,10 +393,18 @@ void QueryPool::main(storage::Database& db) {
                 }
                 continue;
             }
-            if (!stopping_ && warmed != warm_epoch_) {
-                warmed = warm_epoch_;
+            if (jobs_.empty() && !stopping_ && warmed != warm_epoch_) {
+                const std::uint64_t epoch = warm_epoch_;
                 lock.unlock();
-                warm_connection(db);
+                // A job queued (or stop()) meanwhile interrupts it: on an index beyond the
+                // mapped size the reads take long (~17 s at 100M entries), and no query waits
+                // behind them. Tried again once the queue is empty.
+                const std::uint64_t at_start = interrupts_.load(std::memory_order_relaxed);
+                if (storage::warm_pages(db, [&] {
+                        return interrupts_.load(std::memory_order_relaxed) != at_start;
+                    })) {
+                    warmed = epoch;
+                }
                 continue;
             }
             if (jobs_.empty()) return;  // stopping, and everything queued has run

@@ -380,8 +380,8 @@ TEST_F(RealUsers, StatusAndScansWithholdRootsCountsAndFailuresTheCallerCannotSee
     const std::uint64_t id = parse_json(waited.out).at("scans")[0].value("scan_id", 0ULL);
     ASSERT_NE(id, 0U) << waited.out;
     const auto scan_with_id = [id](const nlohmann::json& reply) -> nlohmann::json {
-        for (const nlohmann::json& s : reply.at("scans")) {
-            if (s.value("scan_id", 0ULL) == id) return s;
+        for (const nlohmann::json& listed : reply.at("scans")) {
+            if (listed.value("scan_id", 0ULL) == id) return listed;
         }
         return nlohmann::json::object();
     };

@@ -16,55 +16,13 @@
 
 #include "storage/database.hpp"
 #include "storage/mapped_image.hpp"
+#include "storage/name_file_format.hpp"
 #include "storage/read_transaction.hpp"
 
 namespace wsindex::storage {
 namespace {
 
-constexpr char kMagic[8] = {'W', 'S', 'N', 'A', 'M', 'E', 'S', '\0'};
-constexpr std::size_t kHeaderSize = 128;
-constexpr std::size_t kBodyChecksumAt = 80;  // XXH3-64 of every byte after the header
-constexpr std::size_t kChecksumAt = 120;     // FNV-1a of the header's bytes before it
-
-// The header's fields, at fixed offsets (docs/schema.md, "The name index file").
-struct Header {
-    std::uint32_t version = 0;
-    std::uint32_t header_size = 0;
-    std::int64_t generation = 0;
-    std::uint64_t dev = 0;
-    std::uint64_t ino = 0;
-    std::uint64_t names = 0;
-    std::uint64_t dirs = 0;
-    std::uint64_t names_bytes = 0;
-    std::uint64_t prefix_bytes = 0;
-    std::uint64_t file_size = 0;
-};
-
-// Section offsets from the counts; false if they overflow (a damaged header).
-struct Layout {
-    std::uint64_t starts, dir_ids, dir_starts, dir_first, dir_of, types, names, folded, prefixes,
-        end;
-};
-
-bool layout(const Header& h, Layout* out) {
-    // Bounds far above any real index: keep every product below 2^63.
-    constexpr std::uint64_t kMax = std::uint64_t{1} << 40;
-    if (h.names >= kMax || h.dirs >= kMax || h.names_bytes >= kMax || h.prefix_bytes >= kMax) {
-        return false;
-    }
-    Layout& l = *out;
-    l.starts = kHeaderSize;
-    l.dir_ids = l.starts + (h.names + 1) * 8;
-    l.dir_starts = l.dir_ids + h.dirs * 8;
-    l.dir_first = l.dir_starts + (h.dirs + 1) * 8;
-    l.dir_of = l.dir_first + (h.dirs + 1) * 8;
-    l.types = align8(l.dir_of + h.names * 4);
-    l.names = align8(l.types + h.names);
-    l.folded = align8(l.names + h.names_bytes);
-    l.prefixes = align8(l.folded + h.names_bytes);
-    l.end = align8(l.prefixes + h.prefix_bytes);
-    return true;
-}
+using namespace name_file_format;  // NOLINT(google-build-using-namespace): this file's format
 
 core::Status invalid(const std::string& what) {
     return core::Status(std::make_error_code(std::errc::invalid_argument), "name file: " + what);
@@ -84,6 +42,42 @@ NameFile::~NameFile() {
     if (map_ != nullptr) ::munmap(map_, image_size_);
 }
 
+core::Status name_file_format::read_names(Database& db, std::int64_t* generation,
+                                          const NameSink& sink) {
+    // One read transaction: the generation and the names come from the same snapshot.
+    ReadTransaction txn(db);
+    if (auto s = txn.begin(); !s) return s;
+    if (auto s = db.query_int64("SELECT value FROM meta WHERE key = 'generation'", generation);
+        !s) {
+        return s;
+    }
+    // Joined with dirs: rows of running scans and replaced rows awaiting collection have no
+    // visible directory. Directory by directory in id order, names in byte order (the order
+    // a find without an order reports, docs/schema.md).
+    Statement rows;
+    if (auto s = db.prepare("SELECT d.id, d.prefix, e.name, e.type FROM dirs AS d JOIN "
+                            "entries AS e ON e.dir = d.id ORDER BY d.id, e.name",
+                            &rows);
+        !s) {
+        return s;
+    }
+    std::int64_t last_dir = 0;
+    bool any = false;
+    for (bool row = true;;) {
+        if (auto s = rows.step(&row); !s) return s;
+        if (!row) break;
+        const std::int64_t dir = rows.column_int64(0);
+        if (!any || dir != last_dir) {
+            if (auto s = sink.dir(dir, rows.column_bytes(1)); !s) return s;
+            last_dir = dir;
+            any = true;
+        }
+        const std::string_view type = rows.column_bytes(3);
+        if (auto s = sink.name(rows.column_bytes(2), type.empty() ? '?' : type[0]); !s) return s;
+    }
+    return {};
+}
+
 core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
                              std::shared_ptr<const NameFile>* out) {
     std::string names;
@@ -95,47 +89,24 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     std::vector<std::uint64_t> dir_first;
     std::string prefixes;
     Header h;
-    {
-        // One read transaction: the generation and the names come from the same snapshot.
-        ReadTransaction txn(db);
-        if (auto s = txn.begin(); !s) return s;
-        if (auto s =
-                db.query_int64("SELECT value FROM meta WHERE key = 'generation'", &h.generation);
-            !s) {
-            return s;
-        }
-        // Joined with dirs: rows of running scans and replaced rows awaiting collection have
-        // no visible directory. Directory by directory in id order, names in byte order (the
-        // order a find without an order reports, docs/schema.md).
-        Statement rows;
-        if (auto s = db.prepare("SELECT d.id, d.prefix, e.name, e.type FROM dirs AS d JOIN "
-                                "entries AS e ON e.dir = d.id ORDER BY d.id, e.name",
-                                &rows);
-            !s) {
-            return s;
-        }
-        for (bool row = true;;) {
-            if (auto s = rows.step(&row); !s) return s;
-            if (!row) break;
-            const std::int64_t dir = rows.column_int64(0);
-            if (dir_ids.empty() || dir_ids.back() != dir) {
-                if (dir_ids.size() == UINT32_MAX) {
-                    return core::Status(std::make_error_code(std::errc::value_too_large),
-                                        "name index: too many directories");
-                }
-                dir_ids.push_back(dir);
-                dir_starts.push_back(prefixes.size());
-                dir_first.push_back(starts.size());
-                prefixes.append(rows.column_bytes(1));
-            }
-            dir_of.push_back(static_cast<std::uint32_t>(dir_ids.size() - 1));
-            const std::string_view type = rows.column_bytes(3);
-            types.push_back(type.empty() ? '?' : type[0]);
-            starts.push_back(names.size());
-            names.append(rows.column_bytes(2));
-            names.push_back('\0');
-        }
-    }
+    NameSink sink;
+    sink.dir = [&](std::int64_t id, std::string_view prefix) -> core::Status {
+        if (dir_ids.size() == UINT32_MAX) return too_many_dirs();
+        dir_ids.push_back(id);
+        dir_starts.push_back(prefixes.size());
+        dir_first.push_back(starts.size());
+        prefixes.append(prefix);
+        return {};
+    };
+    sink.name = [&](std::string_view name, char type) -> core::Status {
+        dir_of.push_back(static_cast<std::uint32_t>(dir_ids.size() - 1));
+        types.push_back(type);
+        starts.push_back(names.size());
+        names.append(name);
+        names.push_back('\0');
+        return {};
+    };
+    if (auto s = read_names(db, &h.generation, sink); !s) return s;
     starts.push_back(names.size());
     dir_starts.push_back(prefixes.size());
     dir_first.push_back(dir_of.size());
@@ -156,17 +127,6 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     std::string& image = file->owned_;
     image.assign(l.end, '\0');
     char* p = image.data();
-    std::memcpy(p, kMagic, sizeof kMagic);
-    put_field(p, 8, h.version);
-    put_field(p, 12, h.header_size);
-    put_field(p, 16, h.generation);
-    put_field(p, 24, h.dev);
-    put_field(p, 32, h.ino);
-    put_field(p, 40, h.names);
-    put_field(p, 48, h.dirs);
-    put_field(p, 56, h.names_bytes);
-    put_field(p, 64, h.prefix_bytes);
-    put_field(p, 72, h.file_size);
     auto copy = [&](std::uint64_t at, const auto& v) {
         if (!v.empty()) std::memcpy(p + at, v.data(), v.size() * sizeof(v[0]));
     };
@@ -182,8 +142,7 @@ core::Status NameFile::build(Database& db, const DatabaseIdentity& identity,
     }
     copy(l.folded, names);
     copy(l.prefixes, prefixes);
-    put_field(p, kBodyChecksumAt, XXH3_64bits(p + kHeaderSize, image.size() - kHeaderSize));
-    put_field(p, kChecksumAt, fnv1a(p, kChecksumAt));
+    put_header(p, h, XXH3_64bits(p + kHeaderSize, image.size() - kHeaderSize));
     // The vectors above go before the image is checked: the peak is one copy plus the image.
     names = {};
     starts = {};

@@ -48,6 +48,11 @@ class NameFile {
     // the image in memory.
     static core::Status build(Database& db, const DatabaseIdentity& identity,
                               std::shared_ptr<const NameFile>* out);
+    // Builds the image of `db`'s names straight into `path` (atomically, as write() does), in
+    // bounded memory: each section streams into a temporary file, then the image is written
+    // from them (name_file_writer.cpp). The file's bytes are those build() + write() give.
+    static core::Status build_file(Database& db, const DatabaseIdentity& identity,
+                                   const std::string& path);
     // Writes the image to `path` atomically (a temporary file in the same directory, fsync,
     // rename, fsync of the directory).
     core::Status write(const std::string& path) const;

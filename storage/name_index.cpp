@@ -56,14 +56,15 @@ core::Status NameIndex::open_or_build(Database& db, const std::string& path, Nam
     if (auto s = NameFile::open(path, identity, &base); !s || base->generation() != current) {
         base.reset();
         *rebuilt = true;
-        std::shared_ptr<const NameFile> built;
-        if (auto b = NameFile::build(db, identity, &built); !b) return b;
-        *write_error = built->write(path);
-        // Served from the mapping of what was written, so that the image's anonymous memory
-        // goes back now; from memory if the file cannot be written or read back.
-        if (!*write_error || !NameFile::open(path, identity, &base) ||
-            base->generation() != built->generation()) {
-            base = std::move(built);
+        // Built into the file and served from its mapping: the image never sits in the
+        // daemon's anonymous memory (at 100M names build() peaked at 8 GiB).
+        *write_error = NameFile::build_file(db, identity, path);
+        if (*write_error) *write_error = NameFile::open(path, identity, &base);
+        if (!*write_error) {
+            // The file cannot be written or read back (a full disk, a read-only directory):
+            // built in memory and served from there.
+            base.reset();
+            if (auto b = NameFile::build(db, identity, &base); !b) return b;
         }
     }
     NameIndex index;

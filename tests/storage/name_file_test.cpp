@@ -106,6 +106,46 @@ TEST_F(NameFileTest, RoundTripThroughTheFile) {
     EXPECT_LT(search(mapped, "notes", false).size(), search(mapped, "notes", true).size());
 }
 
+// The image built straight into the file (bounded memory) is byte for byte the one built in
+// memory and written; a file that cannot be written leaves nothing behind, and the index is
+// then served from memory.
+TEST_F(NameFileTest, BuildingIntoTheFileGivesTheBytesOfTheInMemoryBuild) {
+    // A second root big enough that each section spans several of the writer's 1 MiB chunks
+    // (120k names: ~2 MiB of names, 1 MiB of offsets).
+    scan(wide_tree("/big", 300, 400));
+    DatabaseIdentity identity;
+    ASSERT_TRUE(DatabaseIdentity::of(db_path_, &identity));
+    std::shared_ptr<const NameFile> in_memory;
+    ASSERT_TRUE(NameFile::build(db_, identity, &in_memory));
+    ASSERT_TRUE(in_memory->write(names_path_));
+    const std::string written = read_file();
+    ASSERT_EQ(::unlink(names_path_.c_str()), 0);
+    const core::Status built = NameFile::build_file(db_, identity, names_path_);
+    ASSERT_TRUE(built) << built.to_string();
+    const std::string streamed = read_file();
+    ASSERT_EQ(streamed.size(), written.size());
+    EXPECT_TRUE(streamed == written) << "the images differ";
+
+    // Into a directory that does not exist: an error naming the path, no file, no leftovers.
+    const std::string nowhere = tmp_ / "missing-dir/index.db.names";
+    const core::Status failed = NameFile::build_file(db_, identity, nowhere);
+    EXPECT_FALSE(failed);
+    EXPECT_NE(failed.to_string().find("missing-dir"), std::string::npos) << failed.to_string();
+    EXPECT_NE(::access(nowhere.c_str(), F_OK), 0);
+
+    // open_or_build: the write error is reported, the names served from memory.
+    NameIndex index;
+    bool rebuilt = false;
+    core::Status write_error;
+    ASSERT_TRUE(NameIndex::open_or_build(db_, nowhere, &index, &rebuilt, &write_error));
+    EXPECT_TRUE(rebuilt);
+    EXPECT_FALSE(write_error);
+    EXPECT_FALSE(index.file_backed());
+    NameIndex loaded;
+    ASSERT_TRUE(NameIndex::load(db_, &loaded));
+    EXPECT_EQ(search(index, "report", false), search(loaded, "report", false));
+}
+
 TEST_F(NameFileTest, TruncatedFileIsRebuilt) {
     expect_rebuilt_after([](std::string& b) { b.resize(b.size() - 8); });
     expect_rebuilt_after([](std::string& b) { b.resize(100); });

@@ -29,15 +29,13 @@ core::Status check(PGconn* conn, const PgResult& r, std::string_view what) {
 }  // namespace
 
 core::Status PgConnection::connect(const std::string& url, const std::string& password,
-                                   PgConnection* out, const std::string& server_options) {
+                                   PgConnection* out) {
     // dbname may hold a whole connection string (expand_dbname); the password comes apart.
-    // connect_timeout and options before dbname: defaults the URL may override (libpq waits
-    // forever for a host that drops packets otherwise).
-    const char* keys[] = {"connect_timeout", "options",          "dbname",
-                          "password",        "application_name", nullptr};
-    const char* values[] = {"10",        server_options.empty() ? nullptr : server_options.c_str(),
-                            url.c_str(), password.empty() ? nullptr : password.c_str(),
-                            "wsindex",   nullptr};
+    // connect_timeout before dbname: a default the URL may override (libpq waits forever
+    // for a host that drops packets otherwise).
+    const char* keys[] = {"connect_timeout", "dbname", "password", "application_name", nullptr};
+    const char* values[] = {"10", url.c_str(), password.empty() ? nullptr : password.c_str(),
+                            "wsindex", nullptr};
     PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
     out->conn_.reset(conn);
     if (conn == nullptr) return pg_error("PostgreSQL: out of memory");

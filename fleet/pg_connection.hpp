@@ -24,10 +24,8 @@ class PgConnection {
 
     // Connects to `url` (a libpq URI or key=value string); `password`, if not empty, is passed
     // as the password parameter rather than put into the URL (it stays out of every message).
-    // `server_options`, if not empty, is libpq's `options` ("-c jit=off"): settings applied as
-    // the session starts, without a round trip; an `options` in the URL replaces it.
     static core::Status connect(const std::string& url, const std::string& password,
-                                PgConnection* out, const std::string& server_options = "");
+                                PgConnection* out);
 
     [[nodiscard]] bool is_open() const { return conn_ != nullptr; }
     [[nodiscard]] PGconn* handle() const { return conn_.get(); }

@@ -259,13 +259,13 @@ int run_fleet(const Context& ctx, const FleetOptions& options) {
     if (url.empty()) return usage_error(ctx, "fleet: give --url or set WSINDEX_FLEET_URL");
     fleet::PgConnection conn;
     // The password, if any, from libpq's own sources (PGPASSWORD, ~/.pgpass, PGPASSFILE).
+    if (auto st = fleet::PgConnection::connect(url, "", &conn); !st) return fleet_failure(ctx, st);
     // Each command is a short query or two on a fresh connection: compiling them with LLVM,
     // which PostgreSQL does for plans above jit_above_cost (a search over many hosts'
     // partitions), costs more than it saves (a search over 10 hosts' partitions: 56 ms of JIT
-    // in 76 ms, measured).
-    if (auto st = fleet::PgConnection::connect(url, "", &conn, "-c jit=off"); !st) {
-        return fleet_failure(ctx, st);
-    }
+    // in 76 ms, measured). A statement, not the `options` startup parameter, which pgbouncer
+    // refuses ("unsupported startup parameter: options") unless configured to ignore it.
+    if (auto st = conn.exec("SET jit = off"); !st) return fleet_failure(ctx, st);
     if (options.action == "init") {
         if (auto st = fleet::ensure_schema(conn); !st) return fleet_failure(ctx, st);
         if (ctx.json) {

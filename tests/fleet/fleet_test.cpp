@@ -152,7 +152,7 @@ TEST_F(FleetTest, ReadersSeeOneWholeGenerationPerHost) {
 // a page per name it finds, not one per row), while `fleet find` still lists them in the
 // host's own order.
 TEST_F(FleetTest, AFullPublishStoresTheRowsInNameOrder) {
-    Host& h = add_host("kappa");
+    Host& h = add_host("omicron");
     // Names that interleave across directories: directory order is not name order.
     for (const char* dir : {"m", "a", "z"}) {
         make_dir(h.tree + "/" + dir);
@@ -161,13 +161,13 @@ TEST_F(FleetTest, AFullPublishStoresTheRowsInNameOrder) {
         }
     }
     ASSERT_NO_FATAL_FAILURE(start_and_scan(h));
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "kappa"});
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "omicron"});
     // That copy came by a delta (a small host's publishes after its first, empty one are):
     // released, the next publish is full.
-    ASSERT_EQ(fleet({"release", "kappa"}).code, 0);
+    ASSERT_EQ(fleet({"release", "omicron"}).code, 0);
     write_file(h.tree + "/m/omega", "x");
     ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);
-    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "kappa"});
+    expect_converges(h, {"find", "-0"}, {"find", "-0", "--host", "omicron"});
     ASSERT_TRUE(await_log(h, "in full, the fleet database holds no copy", 2));
 
     PgConnection conn;
@@ -176,7 +176,7 @@ TEST_F(FleetTest, AFullPublishStoresTheRowsInNameOrder) {
     // The rows that full publish wrote: one transaction, the oldest xmin (a later delta, e.g.
     // of the live index catching up on m/, deletes a directory's rows and appends new ones).
     // bytea's text form is hex, whose order is the bytes' order.
-    const std::string part = conn.identifier(partition_name("entries", "kappa"));
+    const std::string part = conn.identifier(partition_name("entries", "omicron"));
     ASSERT_TRUE(conn.query("SELECT name::text FROM " + part +
                                " WHERE xmin::text::bigint = (SELECT min(xmin::text::bigint) FROM " +
                                part + ") ORDER BY ctid",

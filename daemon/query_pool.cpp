@@ -398,11 +398,13 @@ void QueryPool::main(storage::Database& db) {
                 lock.unlock();
                 // A job queued (or stop()) meanwhile interrupts it: on an index beyond the
                 // mapped size the reads take long (~17 s at 100M entries), and no query waits
-                // behind them. Tried again once the queue is empty.
+                // behind them. Tried again once the queue is empty; a warm-up that failed
+                // otherwise (a damaged file: the first query reports it) is not retried,
+                // or this thread would retry it without end.
                 const std::uint64_t at_start = interrupts_.load(std::memory_order_relaxed);
-                if (storage::warm_pages(db, [&] {
-                        return interrupts_.load(std::memory_order_relaxed) != at_start;
-                    })) {
+                const bool complete = storage::warm_pages(
+                    db, [&] { return interrupts_.load(std::memory_order_relaxed) != at_start; });
+                if (complete || interrupts_.load(std::memory_order_relaxed) == at_start) {
                     warmed = epoch;
                 }
                 continue;

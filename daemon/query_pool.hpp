@@ -129,14 +129,14 @@ class QueryPool {
 
     mutable std::mutex mutex_;
     std::condition_variable ready_;
-    std::deque<Job> jobs_;          // guarded
-    bool stopping_ = false;         // guarded
-    bool names_enabled_ = true;     // guarded
-    std::uint64_t warm_epoch_ = 0;  // guarded: bumped by warm()
-    // Bumped by submit() and stop(): a warm-up in progress gives way (warm_connection).
-    std::atomic<std::uint64_t> interrupts_{0};
+    std::deque<Job> jobs_;                             // guarded
+    bool stopping_ = false;                            // guarded
+    bool names_enabled_ = true;                        // guarded
+    std::uint64_t warm_epoch_ = 0;                     // guarded: bumped by warm()
     std::uint64_t open_epoch_ = 0;                     // guarded: bumped by reopen()
     std::shared_ptr<const storage::NameIndex> names_;  // guarded
+    // Bumped by submit() and stop(): a warm-up in progress gives way (storage::warm_pages).
+    std::atomic<std::uint64_t> interrupts_{0};
 
     // The name index's maintenance: its own thread and read connection.
     std::unique_ptr<storage::Database> names_db_;

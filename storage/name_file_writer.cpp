@@ -8,7 +8,6 @@
 // them, the folded names made from the names on the way, the body hashed as it goes, and the
 // header written last. Memory: one buffer per section. Disk: the image twice while it runs.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 

@@ -244,7 +244,18 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
             applied.batches,         applied.dirs,        applied.rows_changed, applied.failures,
             applied.last_applied_ns, applied.last_lag_ms, applied.pending_dirs, applied.busy_ms};
     }
-    if (may_control(ctx.seams, peer)) s.names = name_index_info(ctx.queries.name_stats());
+    if (may_control(ctx.seams, peer)) {
+        s.names = name_index_info(ctx.queries.name_stats());
+        // Beside the snapshot's generation, so that a caller can tell whether finds are answered
+        // from it (equal) or from the database while it catches up. Read after the snapshot:
+        // equal values mean the snapshot was current when status answered.
+        // Not read: -1, and the rest of status still answers.
+        std::int64_t index_generation = -1;
+        if (q.db.query_int64("SELECT value FROM meta WHERE key = 'generation'",
+                             &index_generation)) {
+            s.names->index_generation = index_generation;
+        }
+    }
     if (!st) {
         r.fail(storage_failure(ctx, "status: reading the index", st));
         return;

@@ -138,19 +138,20 @@ struct SearchWorkerInfo {
 };
 // The name index that answers finds (StatusReply; for callers who may control scans).
 struct NameIndexInfo {
-    bool loaded = false;               // false: finds use SQL
-    bool file_backed = false;          // the base is the mapped file next to the database
-    std::int64_t generation = -1;      // of the snapshot; -1: not current (finds use SQL)
-    std::uint64_t names = 0;           // base names not masked plus the layer's
-    std::uint64_t layer_names = 0;     // names of directories re-read by live batches
-    std::uint64_t layer_dirs = 0;      // since the base was built
-    std::uint64_t base_bytes = 0;      // the base image (page cache when file-backed)
-    std::uint64_t memory_bytes = 0;    // the daemon's anonymous memory for it
-    std::uint64_t base_builds = 0;     // bases built from the database by this process
-    std::uint64_t layer_updates = 0;   // live batches layered
-    bool trigrams = false;             // trigram lists answer fragments of >= 3 bytes
-    std::uint64_t trigram_bytes = 0;   // their file next to the database (page cache)
-    std::uint64_t trigram_builds = 0;  // trigram files built by this process
+    bool loaded = false;                 // false: finds use SQL
+    bool file_backed = false;            // the base is the mapped file next to the database
+    std::int64_t generation = -1;        // of the snapshot; -1: not current (finds use SQL)
+    std::int64_t index_generation = -1;  // the index's own (meta.generation) when status read it
+    std::uint64_t names = 0;             // base names not masked plus the layer's
+    std::uint64_t layer_names = 0;       // names of directories re-read by live batches
+    std::uint64_t layer_dirs = 0;        // since the base was built
+    std::uint64_t base_bytes = 0;        // the base image (page cache when file-backed)
+    std::uint64_t memory_bytes = 0;      // the daemon's anonymous memory for it
+    std::uint64_t base_builds = 0;       // bases built from the database by this process
+    std::uint64_t layer_updates = 0;     // live batches layered
+    bool trigrams = false;               // trigram lists answer fragments of >= 3 bytes
+    std::uint64_t trigram_bytes = 0;     // their file next to the database (page cache)
+    std::uint64_t trigram_builds = 0;    // trigram files built by this process
     std::uint64_t search_workers = 0;
     std::vector<SearchWorkerInfo> last_search;  // per worker
 };

@@ -72,6 +72,7 @@ void read(FieldReader& r, NameIndexInfo& out) {
     out.loaded = r.boolean("loaded", false);
     out.file_backed = r.boolean("file_backed", false);
     out.generation = r.int64("generation", -1);
+    out.index_generation = r.int64("index_generation", -1);
     out.names = r.uint64("names", 0);
     out.layer_names = r.uint64("layer_names", 0);
     out.layer_dirs = r.uint64("layer_dirs", 0);
@@ -96,6 +97,7 @@ json to_json(const NameIndexInfo& v) {
     return json{{"loaded", v.loaded},
                 {"file_backed", v.file_backed},
                 {"generation", v.generation},
+                {"index_generation", v.index_generation},
                 {"names", v.names},
                 {"layer_names", v.layer_names},
                 {"layer_dirs", v.layer_dirs},

@@ -48,10 +48,13 @@ class NameIndexFile : public EndToEnd {
         return false;
     }
     nlohmann::json names() { return json_of({"status"}).value("names", nlohmann::json()); }
-    // The name index holds the index's current generation: finds are answered from it.
+    // The name index holds the index's current generation: finds are answered from it. (Not
+    // just any generation: the daemon builds one for the empty index it starts with, and the
+    // scan's is built after that scan has answered.)
     bool current() {
         const auto n = names();
-        return n.is_object() && n.value("loaded", false) && n.value("generation", -1) >= 0;
+        return n.is_object() && n.value("loaded", false) && n.value("generation", -1) >= 0 &&
+               n.value("generation", -1) == n.value("index_generation", -2);
     }
     std::set<std::string> found(const std::string& fragment) {
         const auto r = ctl({"find", fragment, "-0"});

@@ -3,6 +3,7 @@
 
 #include <system_error>
 
+#include "fleet/copy_binary.hpp"
 #include "fleet/copy_text.hpp"
 
 namespace wsindex::fleet {
@@ -51,7 +52,8 @@ std::string roots_literal(const std::vector<Root>& roots) {
 core::Status CopyStream::begin(const std::string& copy_sql) {
     buffer_.clear();
     buffer_.reserve(kCopyChunk + 4096);
-    return conn_.copy_begin(copy_sql);
+    copy_binary_header(&buffer_);
+    return conn_.copy_begin(copy_sql + " (FORMAT binary)");
 }
 
 core::Status CopyStream::row_done() {
@@ -62,34 +64,40 @@ core::Status CopyStream::row_done() {
 }
 
 core::Status CopyStream::end() {
-    if (!buffer_.empty()) {
-        if (auto st = conn_.copy_put(buffer_); !st) return st;
-    }
+    copy_binary_trailer(&buffer_);
+    auto st = conn_.copy_put(buffer_);
     buffer_.clear();
+    if (!st) return st;
     return conn_.copy_end();
 }
 
 void entry_row(std::string* out, std::string_view host, std::int64_t seq,
                const storage::Statement& s) {
-    CopyRow row(out);
-    row.text(host)
-        .integer(s.column_int64(0))
-        .integer(seq)
+    // kEntryColumns: host text, dir_id and seq bigint, path and name bytea, type text, ten
+    // bigints (size .. nlink), errno integer.
+    CopyBinaryRow row(out, 17);
+    row.bytes(host)
+        .int8(s.column_int64(0))
+        .int8(seq)
         .bytes(s.column_bytes(1))
         .bytes(s.column_bytes(2));
     if (s.column_is_null(3)) {
         row.null();
     } else {
-        row.text(s.column_bytes(3));
+        row.bytes(s.column_bytes(3));
     }
-    for (int c = 4; c <= 14; ++c) {
+    for (int c = 4; c <= 13; ++c) {
         if (s.column_is_null(c)) {
             row.null();
         } else {
-            row.integer(s.column_int64(c));
+            row.int8(s.column_int64(c));
         }
     }
-    row.end();
+    if (s.column_is_null(14)) {
+        row.null();
+    } else {
+        row.int4(static_cast<std::int32_t>(s.column_int64(14)));
+    }
 }
 
 LocalDir read_dir(const storage::Statement& s) {
@@ -106,16 +114,19 @@ LocalDir read_dir(const storage::Statement& s) {
 }
 
 void dir_row(std::string* out, std::string_view host, const LocalDir& d, const Root& root) {
-    CopyRow row(out);
-    row.text(host).bytes(d.prefix).bytes(root.prefix).integer(d.depth - root.depth);
-    row.integer(d.size).integer(d.blocks).integer(d.files).integer(d.dirs).integer(d.depth);
-    row.integer(d.id);
+    // kDirColumns: host text, prefix and root bytea, rel_depth integer, size, blocks, files and
+    // dirs bigint, depth integer, dir_id and digest bigint.
+    CopyBinaryRow row(out, 11);
+    row.bytes(host).bytes(d.prefix).bytes(root.prefix);
+    row.int4(static_cast<std::int32_t>(d.depth - root.depth));
+    row.int8(d.size).int8(d.blocks).int8(d.files).int8(d.dirs);
+    row.int4(static_cast<std::int32_t>(d.depth));
+    row.int8(d.id);
     if (d.digest) {
-        row.integer(*d.digest);
+        row.int8(*d.digest);
     } else {
         row.null();
     }
-    row.end();
 }
 
 core::Status lock_host(PgConnection& conn, const std::string& host) {

@@ -30,12 +30,13 @@ const Root* root_of(const std::vector<Root>& roots, std::string_view prefix);
 // The roots as a PostgreSQL bytea[] literal (hosts.roots), each without its trailing '/'.
 std::string roots_literal(const std::vector<Root>& roots);
 
-// COPY ... FROM STDIN with the rows sent in 1 MiB chunks: memory stays one chunk.
+// COPY ... FROM STDIN in the binary format (fleet/copy_binary.hpp; begin adds the option and
+// the header, end the trailer), the rows sent in 1 MiB chunks: memory stays one chunk.
 class CopyStream {
   public:
     explicit CopyStream(PgConnection& conn) : conn_(conn) {}
     core::Status begin(const std::string& copy_sql);
-    std::string* buffer() { return &buffer_; }  // append rows with CopyRow
+    std::string* buffer() { return &buffer_; }  // append rows with CopyBinaryRow
     core::Status row_done();                    // after each row: sends a full chunk
     core::Status end();                         // sends the rest, ends the COPY
 

@@ -282,8 +282,8 @@ core::Status apply_delta(PgConnection& conn, storage::Database& db, const std::s
                          const std::vector<Root>& roots, const DeltaPlan& plan,
                          DeltaResult* result) {
     *result = DeltaResult{};
-    // Deletes through the parent with the host: the partition's (host, dir_id, seq) and
-    // (host, prefix) indexes find the rows.
+    // Deletes through the parent with the host: pruned to the host's partitions, whose
+    // (dir_id, seq) and (host, prefix) indexes find the rows.
     if (auto st =
             delete_rows(conn, "DELETE FROM entries WHERE host = $1 AND dir_id = ANY($2::bigint[])",
                         host, int_array(plan.delete_dir_ids), &result->rows_deleted);

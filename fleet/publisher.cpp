@@ -40,30 +40,6 @@ class FullPublish {
         return "COPY " + staging(table) + " (" + std::string(columns) + ") FROM STDIN";
     }
 
-    // The entries arrive in directory order (the local index's key) and go to their staging
-    // table in name order, through a temporary table (no WAL, dropped at commit): then the
-    // rows of one name share a few pages, and a search reads a page per name it finds rather
-    // than one per row. A new connection reads each page once more (PostgreSQL's per-backend
-    // cost of first touching a shared buffer, ~25 us here), so for `wsctl fleet find`, one
-    // connection per command, pages are most of the time: 10 hosts x 1M entries, "arse17",
-    // 5,700 rows from 5,660 pages took 190 ms in a fresh session (23 ms in a warm one), 46-55
-    // ms once the rows were in name order (docs/fleet.md, "Measured").
-    static constexpr const char* kUnsorted = "wsindex_unsorted_entries";
-
-    core::Status stage_unsorted() {
-        return conn_.exec(std::string("DROP TABLE IF EXISTS ") + kUnsorted +
-                          "; CREATE TEMP TABLE " + kUnsorted + " (LIKE entries) ON COMMIT DROP");
-    }
-
-    std::string copy_unsorted_sql(std::string_view columns) const {
-        return std::string("COPY ") + kUnsorted + " (" + std::string(columns) + ") FROM STDIN";
-    }
-
-    core::Status sort_into_stage() {
-        return conn_.exec("INSERT INTO " + staging("entries") + " SELECT * FROM " + kUnsorted +
-                          " ORDER BY name; DROP TABLE " + kUnsorted);
-    }
-
     // Indexes on the staging table first, so that ATTACH finds them and only links them.
     core::Status swap(std::string_view table, std::string_view indexes) {
         const std::string stage = staging(table);
@@ -92,26 +68,36 @@ class FullPublish {
     std::string lit_;
 };
 
+// The entries go to their staging table in name order: then the rows of one name share a few
+// pages, and a search reads a page per name it finds rather than one per row. A new connection
+// reads each page once more (PostgreSQL's per-backend cost of first touching a shared buffer,
+// ~25 us here), so for `wsctl fleet find`, one connection per command, pages are most of the
+// time: 10 hosts x 1M entries, "arse17", 5,700 rows from 5,660 pages took 190 ms in a fresh
+// session (23 ms in a warm one), 46-55 ms once the rows were in name order (docs/fleet.md,
+// "Measured"). SQLite sorts (its sorter spills to temporary files past the connection's cache
+// size: bounded memory), and the rows are copied straight into the staging table: sorting on
+// the server instead (COPY into a temporary table, then INSERT ... ORDER BY) wrote every row
+// twice and took 7.5 s of a 1M-entry publish against 2.2 s for the sorted COPY.
+// The ordinal within the directory (seq) is the window's: the name's rank in its directory.
 core::Status copy_entries(PgConnection& conn, storage::Database& db, FullPublish& p,
                           const std::string& host, PublishResult* result) {
     storage::Statement s;
-    // Directory by directory, names in key order: the order of the host's own find (the
-    // entries table's primary key, so no sort).
-    if (auto st = db.prepare(std::string(kEntrySelect) + " ORDER BY e.dir, e.name", &s); !st) {
+    static constexpr int kSeqColumn = 15;  // after kEntrySelect's columns, which entry_row reads
+    const std::string select = std::string(kEntrySelect);
+    const std::size_t from = select.find(" FROM ");
+    if (auto st = db.prepare(select.substr(0, from) +
+                                 ", row_number() OVER (PARTITION BY e.dir ORDER BY e.name) - 1" +
+                                 select.substr(from) + " ORDER BY e.name, e.dir",
+                             &s);
+        !st) {
         return st;
     }
     CopyStream copy(conn);
-    if (auto st = copy.begin(p.copy_unsorted_sql(kEntryColumns)); !st) return st;
-    std::int64_t dir = -1;
-    std::int64_t seq = 0;
+    if (auto st = copy.begin(p.copy_sql("entries", kEntryColumns)); !st) return st;
     for (bool more = true;;) {
         if (auto st = s.step(&more); !st) return st;
         if (!more) break;
-        if (s.column_int64(0) != dir) {
-            dir = s.column_int64(0);
-            seq = 0;
-        }
-        entry_row(copy.buffer(), host, seq++, s);
+        entry_row(copy.buffer(), host, s.column_int64(kSeqColumn), s);
         ++result->rows_written;
         if (auto st = copy.row_done(); !st) return st;
     }
@@ -145,22 +131,14 @@ core::Status publish_full_in_transaction(PgConnection& conn, storage::Database& 
                                          PublishResult* result) {
     FullPublish p(conn, host);
     // The index builds of a big host dominate a publish; GIN builds in memory when it fits.
-    // And the sort into name order (work_mem) in memory, or mostly.
-    if (auto st =
-            conn.exec("SET LOCAL maintenance_work_mem = '256MB'; SET LOCAL work_mem = '256MB'");
-        !st) {
+    if (auto st = conn.exec("SET LOCAL maintenance_work_mem = '256MB'"); !st) {
         return st;
     }
     if (auto st = p.stage("entries"); !st) return st;
-    if (auto st = p.stage_unsorted(); !st) return st;
     if (auto st = copy_entries(conn, db, p, host, result); !st) return st;
-    if (auto st = p.sort_into_stage(); !st) return st;
     if (auto st = p.stage("dirs"); !st) return st;
     if (auto st = copy_dirs(conn, db, p, host, roots, result); !st) return st;
-    if (auto st = p.swap("entries",
-                         "USING gin (encode(name, 'escape') gin_trgm_ops);(host, path);"
-                         "(host, dir_id, seq)");
-        !st) {
+    if (auto st = p.swap("entries", kEntryPartitionIndexes); !st) {
         return st;
     }
     return p.swap("dirs", "(host, prefix);(host, rel_depth)");

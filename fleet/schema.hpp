@@ -11,7 +11,14 @@
 namespace wsindex::fleet {
 
 // Bumped with every change of the tables or views; the migrations go in schema.cpp.
-inline constexpr int kFleetSchemaVersion = 3;
+inline constexpr int kFleetSchemaVersion = 4;
+
+// The indexes of each host's entries partition (since version 4 the partition's own, not a
+// partitioned index on entries; see kMigrateV4 in schema.cpp), as the full publish creates them
+// on its staging table: each "CREATE INDEX ON <table> " + one of these, ';'-separated. The
+// trigram index over the names stays partitioned (defined on entries).
+inline constexpr const char* kEntryPartitionIndexes =
+    "USING gin (encode(name, 'escape') gin_trgm_ops);(path);(dir_id, seq)";
 
 // Creates the schema if the database has none, checks its version otherwise. Safe to run from
 // several hosts at once (an advisory lock orders them).

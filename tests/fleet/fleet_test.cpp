@@ -244,8 +244,9 @@ TEST_F(FleetTest, TwoDaemonsWithOneHostNameAreToldAndTheFirstCopyStays) {
 
 // A database of schema version 1 (before host names were claimed and before delta publishes)
 // is migrated by `wsctl fleet init` (and by a publishing daemon): the claim column and the
-// directory ids appear, the version says 3. A host's copy published before directory ids is
-// published in full once (its rows cannot be compared), then in deltas.
+// directory ids appear, the host's partition gets its own indexes (version 4), the version is
+// the current one. A host's copy published before directory ids is published in full once (its
+// rows cannot be compared), then in deltas.
 TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
     Host& h = published_host("nu", "old", 3);
     ASSERT_FALSE(HasFatalFailure());
@@ -257,6 +258,15 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
                   " ALTER TABLE dirs DROP COLUMN dir_id, DROP COLUMN digest;"
                   " DROP INDEX dirs_depth; DROP INDEX dirs_prefix;"
                   " CREATE INDEX dirs_prefix ON dirs(host, root, prefix);"
+                  // The partition's own indexes of version 4 go; entries_path of version 1
+                  // comes back (entries_dir went with the dir_id column).
+                  " DO $$ DECLARE i text; BEGIN FOR i IN SELECT indexname FROM pg_indexes"
+                  "  WHERE tablename = '" +
+                  partition_name("entries", "nu") +
+                  "'"
+                  "  AND indexdef NOT LIKE '%gin%' LOOP EXECUTE 'DROP INDEX ' || i; END LOOP;"
+                  " END $$;"
+                  " CREATE INDEX entries_path ON entries(host, path);"
                   " UPDATE fleet_schema SET version = 1"));
     const Exit init = fleet({"init"});
     EXPECT_EQ(init.code, 0) << init.err;
@@ -269,6 +279,14 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
                    " ('dirs', 'digest'))",
                    {}, &r));
     EXPECT_EQ(first_value(r), "4");
+    // Version 4: (path) and (dir_id, seq) in the partition itself, no host in their keys.
+    ASSERT_TRUE(
+        conn.query("SELECT string_agg(indexdef, ' | ' ORDER BY indexdef) FROM pg_indexes"
+                   " WHERE tablename = $1 AND indexdef NOT LIKE '%gin%'",
+                   {partition_name("entries", "nu").c_str()}, &r));
+    EXPECT_EQ(first_value(r).find("host"), std::string::npos) << first_value(r);
+    EXPECT_NE(first_value(r).find("(path)"), std::string::npos) << first_value(r);
+    EXPECT_NE(first_value(r).find("(dir_id, seq)"), std::string::npos) << first_value(r);
 
     write_file(h.tree + "/after-migration", "1");
     ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);

@@ -258,7 +258,7 @@ core::Status plan_delta(PgConnection& conn, storage::Database& db, const std::st
     plan->rewrite_dirs.push_back(0);
     std::sort(plan->rewrite_dirs.begin(), plan->rewrite_dirs.end());
     if (auto st = count_rows(db, plan); !st) return st;
-    // The rows it would delete: a count over the (host, dir_id, seq) index.
+    // The rows it would delete: a count over the partition's (dir_id, name) index.
     if (auto st = conn.query(
             "SELECT count(*) FROM entries WHERE host = $1 AND dir_id = ANY($2::bigint[])",
             {host.c_str(), int_array(plan->delete_dir_ids).c_str()}, &r);
@@ -283,7 +283,7 @@ core::Status apply_delta(PgConnection& conn, storage::Database& db, const std::s
                          DeltaResult* result) {
     *result = DeltaResult{};
     // Deletes through the parent with the host: pruned to the host's partitions, whose
-    // (dir_id, seq) and (host, prefix) indexes find the rows.
+    // (dir_id, name) and (host, prefix) indexes find the rows.
     if (auto st =
             delete_rows(conn, "DELETE FROM entries WHERE host = $1 AND dir_id = ANY($2::bigint[])",
                         host, int_array(plan.delete_dir_ids), &result->rows_deleted);
@@ -303,11 +303,11 @@ core::Status apply_delta(PgConnection& conn, storage::Database& db, const std::s
     }
     for (const std::int64_t id : plan.rewrite_dirs) {
         rows.bind_int64(1, id);
-        for (std::int64_t seq = 0;; ++seq) {
+        for (;;) {
             bool more = false;
             if (auto st = rows.step(&more); !st) return st;
             if (!more) break;
-            entry_row(copy.buffer(), host, seq, rows);
+            entry_row(copy.buffer(), host, rows);
             ++result->rows_written;
             if (auto st = copy.row_done(); !st) return st;
         }

@@ -71,16 +71,11 @@ core::Status CopyStream::end() {
     return conn_.copy_end();
 }
 
-void entry_row(std::string* out, std::string_view host, std::int64_t seq,
-               const storage::Statement& s) {
-    // kEntryColumns: host text, dir_id and seq bigint, path and name bytea, type text, ten
-    // bigints (size .. nlink), errno integer.
-    CopyBinaryRow row(out, 17);
-    row.bytes(host)
-        .int8(s.column_int64(0))
-        .int8(seq)
-        .bytes(s.column_bytes(1))
-        .bytes(s.column_bytes(2));
+void entry_row(std::string* out, std::string_view host, const storage::Statement& s) {
+    // kEntryColumns: host text, dir_id bigint, path and name bytea, type text, ten bigints
+    // (size .. nlink), errno integer.
+    CopyBinaryRow row(out, 16);
+    row.bytes(host).int8(s.column_int64(0)).bytes(s.column_bytes(1)).bytes(s.column_bytes(2));
     if (s.column_is_null(3)) {
         row.null();
     } else {

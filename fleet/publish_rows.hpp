@@ -45,21 +45,19 @@ class CopyStream {
     std::string buffer_;
 };
 
-// Rows of the central `entries`: the local entries of one directory, in name order (the order
-// of the host's own `wsctl find`), each with its directory's local id and its ordinal there.
-// (dir_id, seq) orders a host's rows as its own find does; a publish rewrites a directory's
-// rows whole, so the ordinals stay right.
+// Rows of the central `entries`: each local entry with its directory's local id. (dir_id, name)
+// orders a host's rows as its own `wsctl find` does (directory by directory, names in key
+// order).
 inline constexpr const char* kEntryColumns =
-    "host, dir_id, seq, path, name, type, size, blocks, mtime_ns, ctime_ns, mode, uid, gid, dev,"
-    " ino, nlink, errno";
+    "host, dir_id, path, name, type, size, blocks, mtime_ns, ctime_ns, mode, uid, gid, dev, ino,"
+    " nlink, errno";
 // The local query (a WHERE / ORDER BY may follow); its columns in the order entry_row reads.
 inline constexpr const char* kEntrySelect =
     "SELECT e.dir, d.prefix || e.name, e.name, e.type, e.size, e.blocks, e.mtime_ns,"
     " coalesce(e.ctime_ns, e.mtime_ns), e.mode, e.uid, e.gid, e.dev, e.ino, e.nlink, e.error"
     " FROM dirs AS d JOIN entries AS e ON e.dir = d.id";
 // One row of kEntrySelect as a COPY row of kEntryColumns.
-void entry_row(std::string* out, std::string_view host, std::int64_t seq,
-               const storage::Statement& s);
+void entry_row(std::string* out, std::string_view host, const storage::Statement& s);
 
 // One local directory (a row of `dirs`, id != 0).
 struct LocalDir {

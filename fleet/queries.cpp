@@ -136,7 +136,7 @@ core::Status fleet_find(PgConnection& conn, const FleetFindQuery& query,
     if (auto st = add_pattern(query, &f); !st) return st;
     add_metadata(query, &f);
     std::string sql = "SELECT host, path, type, size, mtime_ns FROM entries" + f.sql +
-                      " ORDER BY host, dir_id, seq";
+                      " ORDER BY host, dir_id, name";
     if (query.limit > 0) sql += " LIMIT " + f.bind(std::to_string(query.limit), false, "::bigint");
     return conn.query_rows(sql, f.params, f.binary, [&](const PGresult* r) {
         const auto column = [r](int c) {

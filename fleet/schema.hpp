@@ -18,7 +18,7 @@ inline constexpr int kFleetSchemaVersion = 4;
 // on its staging table: each "CREATE INDEX ON <table> " + one of these, ';'-separated. The
 // trigram index over the names stays partitioned (defined on entries).
 inline constexpr const char* kEntryPartitionIndexes =
-    "USING gin (encode(name, 'escape') gin_trgm_ops);(path);(dir_id, seq)";
+    "USING gin (encode(name, 'escape') gin_trgm_ops);(path);(dir_id, name)";
 
 // Creates the schema if the database has none, checks its version otherwise. Safe to run from
 // several hosts at once (an advisory lock orders them).

@@ -23,9 +23,9 @@ class FleetDeltaTest : public FleetTest {
         EXPECT_TRUE(PgConnection::connect(server_->url(), "", &conn));
         std::string out;
         for (const char* sql : {
-                 "SELECT dir_id, seq, encode(path, 'hex'), encode(name, 'hex'), type, size, blocks,"
+                 "SELECT dir_id, encode(path, 'hex'), encode(name, 'hex'), type, size, blocks,"
                  " mtime_ns, ctime_ns, mode, uid, gid, dev, ino, nlink, errno FROM entries"
-                 " WHERE host = $1 ORDER BY dir_id, seq",
+                 " WHERE host = $1 ORDER BY dir_id, name",
                  "SELECT encode(prefix, 'hex'), encode(root, 'hex'), rel_depth, size, blocks,"
                  " files, dirs, depth, dir_id, digest FROM dirs WHERE host = $1 ORDER BY prefix",
                  "SELECT entries, bytes, roots FROM hosts WHERE host = $1",

@@ -267,6 +267,7 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
                   "  AND indexdef NOT LIKE '%gin%' LOOP EXECUTE 'DROP INDEX ' || i; END LOOP;"
                   " END $$;"
                   " CREATE INDEX entries_path ON entries(host, path);"
+                  " ALTER TABLE entries ADD COLUMN seq bigint NOT NULL DEFAULT 0;"
                   " UPDATE fleet_schema SET version = 1"));
     const Exit init = fleet({"init"});
     EXPECT_EQ(init.code, 0) << init.err;
@@ -279,14 +280,19 @@ TEST_F(FleetTest, AVersionOneDatabaseIsMigratedAndItsCopiesRepublishedInFull) {
                    " ('dirs', 'digest'))",
                    {}, &r));
     EXPECT_EQ(first_value(r), "4");
-    // Version 4: (path) and (dir_id, seq) in the partition itself, no host in their keys.
+    // Version 4: (path) and (dir_id, name) in the partition itself, no host in their keys, no seq.
     ASSERT_TRUE(
         conn.query("SELECT string_agg(indexdef, ' | ' ORDER BY indexdef) FROM pg_indexes"
                    " WHERE tablename = $1 AND indexdef NOT LIKE '%gin%'",
                    {partition_name("entries", "nu").c_str()}, &r));
     EXPECT_EQ(first_value(r).find("host"), std::string::npos) << first_value(r);
     EXPECT_NE(first_value(r).find("(path)"), std::string::npos) << first_value(r);
-    EXPECT_NE(first_value(r).find("(dir_id, seq)"), std::string::npos) << first_value(r);
+    EXPECT_NE(first_value(r).find("(dir_id, name)"), std::string::npos) << first_value(r);
+    ASSERT_TRUE(
+        conn.query("SELECT count(*) FROM information_schema.columns"
+                   " WHERE table_name = 'entries' AND column_name = 'seq'",
+                   {}, &r));
+    EXPECT_EQ(first_value(r), "0");
 
     write_file(h.tree + "/after-migration", "1");
     ASSERT_EQ(local(h, {"scan", h.tree, "--wait"}).code, 0);

@@ -67,6 +67,12 @@ std::string latin1(std::string_view bytea) {
     return "(convert_from(" + std::string(bytea) + ", 'LATIN1') COLLATE \"C\")";
 }
 
+// A substring of three bytes or more: the trigram index finds the candidate rows, a few per
+// name on each host.
+bool narrowed_by_trigrams(const FleetFindQuery& q) {
+    return q.match == FleetMatch::substring && q.pattern.size() >= 3;
+}
+
 core::Status add_pattern(const FleetFindQuery& q, FindFilter* f) {
     if (q.pattern.empty()) return {};
     switch (q.match) {
@@ -120,10 +126,21 @@ void add_metadata(const FleetFindQuery& q, FindFilter* f) {
         // Strictly below: the paths that start with "UNDER/" (bytea compares as memcmp).
         std::string lo = q.under;
         if (lo.back() != '/') lo.push_back('/');
-        std::string hi = lo;
-        hi.back() = static_cast<char>('/' + 1);
-        f->sql += " AND path > " + f->bind(lo, true, "::bytea") + " AND path < " +
-                  f->bind(hi, true, "::bytea");
+        if (narrowed_by_trigrams(q)) {
+            // The trigram index narrows the rows: the prefix is then a filter on them, in a
+            // form the (path) index cannot serve. Otherwise the planner ANDs that index's
+            // bitmap in, reading every index entry below UNDER on every host, and a new
+            // connection (each `wsctl fleet` command) pays for each index page it first
+            // touches, which the cost model does not know: "arse1" under a directory of 27k
+            // entries per host took 269 ms against 155 ms (10 hosts x 1M; docs/fleet.md).
+            f->sql += " AND length(path) > " + std::to_string(lo.size()) + " AND substr(path, 1, " +
+                      std::to_string(lo.size()) + ") = " + f->bind(lo, true, "::bytea");
+        } else {
+            std::string hi = lo;
+            hi.back() = static_cast<char>('/' + 1);
+            f->sql += " AND path > " + f->bind(lo, true, "::bytea") + " AND path < " +
+                      f->bind(hi, true, "::bytea");
+        }
     }
     if (q.host) f->sql += " AND host = " + f->bind(*q.host, false);
 }
@@ -138,6 +155,13 @@ core::Status fleet_find(PgConnection& conn, const FleetFindQuery& query,
     std::string sql = "SELECT host, path, type, size, mtime_ns FROM entries" + f.sql +
                       " ORDER BY host, dir_id, name";
     if (query.limit > 0) sql += " LIMIT " + f.bind(std::to_string(query.limit), false, "::bigint");
+    if (narrowed_by_trigrams(query)) {
+        // A few rows per host: parallel workers, each a new process that touches its pages
+        // afresh, cost more than they save (a plan the planner made parallel took 344 ms of
+        // execution against 76-81 ms without; docs/fleet.md). Scans without the index (globs,
+        // regular expressions, short fragments) keep them: they read every row.
+        if (auto st = conn.exec("SET max_parallel_workers_per_gather = 0"); !st) return st;
+    }
     return conn.query_rows(sql, f.params, f.binary, [&](const PGresult* r) {
         const auto column = [r](int c) {
             return std::string_view(PQgetvalue(r, 0, c),

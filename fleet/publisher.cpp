@@ -51,6 +51,11 @@ class FullPublish {
             sql += "CREATE INDEX ON " + stage + " " + std::string(rest.substr(0, end)) + ";";
             rest.remove_prefix(std::min(end + 1, rest.size()));
         }
+        // Statistics before the table serves: without them the planner took the delta's
+        // `dir_id = ANY(...)` over 101 directories for a parallel scan of all 1M rows (250-330
+        // ms, against 5 ms through the (dir_id, name) index once analyzed), and autovacuum's
+        // analyze comes a minute later or more. ~0.6 s per 1M rows (a 30,000-row sample).
+        sql += "ANALYZE " + stage + ";";
         sql += "DROP TABLE IF EXISTS " + conn_.identifier(part) + ";";
         sql += "ALTER TABLE " + stage + " RENAME TO " + conn_.identifier(part) + ";";
         sql += "ALTER TABLE " + std::string(table) + " ATTACH PARTITION " + conn_.identifier(part) +

@@ -186,6 +186,12 @@ TEST_F(FleetTest, AFullPublishStoresTheRowsInNameOrder) {
     ASSERT_GE(stored.size(), 10U);  // of 17: 13 files, 3 directories, the root
     EXPECT_TRUE(std::is_sorted(stored.begin(), stored.end()))
         << "first rows: " << stored[0] << " " << stored[1] << " " << stored[2];
+
+    // And analyzed before it served: the planner has statistics for the partition's columns.
+    // (Autovacuum would not analyze it: 17 rows are below its threshold of 50.)
+    ASSERT_TRUE(conn.query("SELECT count(*) FROM pg_stats WHERE tablename = $1",
+                           {partition_name("entries", "omicron").c_str()}, &r));
+    EXPECT_NE(first_value(r), "0");
 }
 
 TEST_F(FleetTest, NewerSchemaIsRefusedWithAClearError) {

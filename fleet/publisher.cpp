@@ -54,7 +54,7 @@ class FullPublish {
         // Statistics before the table serves: without them the planner took the delta's
         // `dir_id = ANY(...)` over 101 directories for a parallel scan of all 1M rows (250-330
         // ms, against 5 ms through the (dir_id, name) index once analyzed), and autovacuum's
-        // analyze comes a minute later or more. ~0.6 s per 1M rows (a 30,000-row sample).
+        // analyze comes a minute later or more. 0.2-0.6 s per 1M rows (a 30,000-row sample).
         sql += "ANALYZE " + stage + ";";
         sql += "DROP TABLE IF EXISTS " + conn_.identifier(part) + ";";
         sql += "ALTER TABLE " + stage + " RENAME TO " + conn_.identifier(part) + ";";
@@ -80,7 +80,8 @@ class FullPublish {
 // time: 10 hosts x 1M entries, "arse17", 5,700 rows from 5,660 pages took 190 ms in a fresh
 // session (23 ms in a warm one), 46-55 ms once the rows were in name order (docs/fleet.md,
 // "Measured"). SQLite sorts (its sorter spills to temporary files past the connection's cache
-// size: bounded memory), and the rows are copied straight into the staging table: sorting on
+// size: bounded memory, and ~150 bytes of disk per entry in SQLite's temporary directory while
+// it runs), and the rows are copied straight into the staging table: sorting on
 // the server instead (COPY into a temporary table, then INSERT ... ORDER BY) wrote every row
 // twice and took 7.5 s of a 1M-entry publish against 2.2 s for the sorted COPY.
 core::Status copy_entries(PgConnection& conn, storage::Database& db, FullPublish& p,

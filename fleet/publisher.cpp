@@ -80,7 +80,7 @@ class FullPublish {
 // time: 10 hosts x 1M entries, "arse17", 5,700 rows from 5,660 pages took 190 ms in a fresh
 // session (23 ms in a warm one), 46-55 ms once the rows were in name order (docs/fleet.md,
 // "Measured"). SQLite sorts (its sorter spills to temporary files past the connection's cache
-// size: bounded memory, and ~150 bytes of disk per entry in SQLite's temporary directory while
+// size: bounded memory, and ~130 bytes of disk per entry in SQLite's temporary directory while
 // it runs), and the rows are copied straight into the staging table: sorting on
 // the server instead (COPY into a temporary table, then INSERT ... ORDER BY) wrote every row
 // twice and took 7.5 s of a 1M-entry publish against 2.2 s for the sorted COPY.

@@ -132,6 +132,12 @@ std::string render_status(const ipc::StatusReply& s) {
             const ipc::NameIndexInfo& n = *s.names;
             if (!n.loaded || n.generation < 0) {
                 out += "name index: not current (finds read the database)\n";
+            } else if (n.index_generation >= 0 && n.generation != n.index_generation) {
+                // A scan or a live batch moved the index; the new snapshot is being built or
+                // layered (protocol.md: names.index_generation).
+                out += "name index: catching up with the index (generation " +
+                       std::to_string(n.generation) + " of " + std::to_string(n.index_generation) +
+                       "; until then finds read the database)\n";
             } else {
                 out += "name index: " + format_count(n.names) + " names, " +
                        format_bytes(n.base_bytes) +

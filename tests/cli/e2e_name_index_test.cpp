@@ -77,6 +77,12 @@ TEST_F(NameIndexFile, TheBaseIsAMappedFileAndLiveChangesAreLayeredOverIt) {
     EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), before.value("base_bytes", 0u));
     const auto builds = before.value("base_builds", 0u);
     EXPECT_GE(builds, 1u);
+    // The human status says the same: a current name index, its names counted.
+    const auto human = ctl({"status"});
+    EXPECT_NE(human.out.find("name index: " + std::to_string(found("").size()) + " names"),
+              std::string::npos)
+        << human.out;
+    EXPECT_EQ(human.out.find("catching up"), std::string::npos) << human.out;
     EXPECT_GE(before.value("search_workers", 0u), 1u);
 
     // A new name, found through the layer while the snapshot is current: no rebuild.

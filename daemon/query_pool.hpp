@@ -94,8 +94,9 @@ class QueryPool {
     // of every name). Otherwise, or on timeout, the current one (possibly null or stale).
     [[nodiscard]] std::shared_ptr<const storage::NameIndex> names_at_least(
         std::int64_t generation, std::chrono::milliseconds max_wait);
-    // Any thread. Each query thread, before its next job or as soon as it is idle, reads every
-    // page of the tables a find looks rows up in once (`count(*)`: no row is decoded).
+    // Any thread. Each query thread, once no job is queued or running (a job submitted
+    // meanwhile interrupts it: it starts over when all jobs are done), reads every page of the
+    // tables a find looks rows up in once (`count(*)`: no row is decoded).
     // Why: each connection maps the database on its own, and the first find on a cold mapping
     // took page faults for each of its thousands of random lookups (~30-40 ms more than the
     // next one, 1M entries); sequential reads fault 64 KiB at a time. Call after a scan's log
@@ -130,6 +131,7 @@ class QueryPool {
     mutable std::mutex mutex_;
     std::condition_variable ready_;
     std::deque<Job> jobs_;                             // guarded
+    unsigned running_ = 0;                             // guarded: jobs being run
     bool stopping_ = false;                            // guarded
     bool names_enabled_ = true;                        // guarded
     std::uint64_t warm_epoch_ = 0;                     // guarded: bumped by warm()

@@ -2,16 +2,17 @@
 # scale.sh: the daemon at 1M and at 10M entries side by side (issue #19's table, the rows that
 # need a real tree), each beside its reference.
 #
-#   bench/scale.sh [-b BUILD_DIR] [-d TREES_DIR] [-q "FRAGMENT..."] [SIZES...]
+#   bench/scale.sh [-b BUILD_DIR] [-d TREES_DIR] [-q "FRAGMENT..."] [-r ROUNDS] [SIZES...]
 #
 # SIZES: entry counts of balanced mktree trees (default: 1000000 10000000), kept in TREES_DIR
 # (default /var/tmp/wsbench-trees: balanced for 1M, balanced<N/1M>m for the others) and made
 # with ../shared/bench/mktree.py when missing (10M: ~4 min, 12.5M inodes, ~2.5 GB). A plocate
 # database of each tree is made once (updatedb.plocate, kept beside the tree). BUILD_DIR needs
 # wsindexd, wsctl and wsbench-walk (-DWSINDEX_BUILD_BENCH=ON). Per size, a daemon with default
-# settings on a fresh database:
+# settings on a fresh database, ROUNDS times (default 3; medians), the four taking turns:
 #   scan    `wsctl scan TREE --wait`, fresh          vs walkfloor -t 2 (the 2-thread floor)
-#   rescan  the same again, tree unchanged           vs `wsbench-walk TREE --workers 2`
+#   rescan  the same again, tree unchanged           vs `wsbench-walk TREE --workers 2`, and
+#           vs `wsbench-walk TREE` (the walker's default workers, as the daemon walks)
 #   anon    RssAnon (and RssFile) 10 s after the rescan, the daemon idle
 #   db      bytes per entry: index.db + WAL, and the name file (<db>.names)
 #   find    `wsctl find FRAGMENT`, whole process, median of 5 after one warm-up (default
@@ -20,7 +21,7 @@
 #           then again from daemons that scan (no lists) with the default workers and with one
 #           (what the lists gain, and what the parallel scan gains)
 #   du      `wsctl du TREE --depth 1`, median of 5
-# Then the ratios of the largest size to the smallest. One round: the trees are big.
+# Then the ratios of the largest size to the smallest.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 shared=${WSINDEX_SHARED_DIR:-$repo/../shared}
@@ -29,12 +30,14 @@ source "$repo/bench/lib.sh"
 build=$repo/build-bench
 trees=/var/tmp/wsbench-trees
 fragments="json_9 crypto"
-while getopts "b:d:q:h" opt; do
+rounds=3
+while getopts "b:d:q:r:h" opt; do
     case $opt in
         b) build=$OPTARG ;;
         d) trees=$OPTARG ;;
         q) fragments=$OPTARG ;;
-        *) sed -n '2,23p' "$0"; exit 2 ;;
+        r) rounds=$OPTARG ;;
+        *) sed -n '2,24p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -65,14 +68,28 @@ echo "# scale: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/l
 declare -A v=()
 for size in "${sizes[@]}"; do
     tree=$(tree_of "$size")
-    rm -f "$work"/db*
-    "$build/bin/wsindexd" --socket "$work/d.sock" --db "$work/db" --no-watch 2>>"$work/daemon.log" &
-    dpid=$!
-    for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.1; done
-    v[$size,scan]=$(timed ctl scan "$tree" --wait)
-    v[$size,floor]=$(timed "$work/walkfloor" -t 2 "$tree" 2>/dev/null)
-    v[$size,rescan]=$(timed ctl scan "$tree" --wait)
-    v[$size,walk]=$(timed "$build/bin/wsbench-walk" "$tree" --workers 2)
+    # Each tool beside its reference, in turns, ROUNDS times (medians): what runs first meets
+    # the dentries and inodes the one before it pushed out of the caches (at 10M the tree's
+    # metadata and the index together nearly fill this machine's memory; one rescan measured
+    # first took 1.2x the walk after it, and 1.03-1.09x when they alternated).
+    declare -A all=()
+    for round in $(seq "$rounds"); do
+        if [ -n "$dpid" ]; then
+            kill "$dpid"
+            wait "$dpid" 2>/dev/null || true
+        fi
+        rm -f "$work"/db*
+        "$build/bin/wsindexd" --socket "$work/d.sock" --db "$work/db" --no-watch 2>>"$work/daemon.log" &
+        dpid=$!
+        for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.1; done
+        all[scan]+=" $(timed ctl scan "$tree" --wait)"
+        all[floor]+=" $(timed "$work/walkfloor" -t 2 "$tree" 2>/dev/null)"
+        all[rescan]+=" $(timed ctl scan "$tree" --wait)"
+        all[walk]+=" $(timed "$build/bin/wsbench-walk" "$tree" --workers 2)"
+        all[walkd]+=" $(timed "$build/bin/wsbench-walk" "$tree")"
+        echo "$size round $round: scan floor rescan walk walkd:$(for k in scan floor rescan walk walkd; do echo -n " ${all[$k]##* }"; done) (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    done
+    for k in scan floor rescan walk walkd; do v[$size,$k]=$(echo "${all[$k]}" | median); done
     # The name index current, and its trigram lists in place where the base is big enough
     # (trigram_min_names, default 3M): what the finds below use.
     want_lists=false
@@ -137,6 +154,7 @@ printf '\n%-34s %10s %10s %8s   %-26s %10s %6s\n' measure "$small" "$big" ratio 
 row "entries" entries
 row "fresh scan --wait (s)" scan floor "walkfloor -t 2"
 row "rescan, unchanged (s)" rescan walk "wsbench-walk --workers 2"
+row "  the same" rescan walkd "wsbench-walk (default workers)"
 row "RssAnon idle (MiB)" anon
 row "RssFile idle (MiB)" file
 row "index.db + WAL bytes per entry" db

@@ -3,7 +3,7 @@
 # `wsctl fleet find FRAGMENT` and `wsctl fleet du --depth 1`, whole process, beside `plocate`
 # over the same N hosts' databases (`plocate -d a:b:...`), and PostgreSQL's bytes per entry.
 #
-#   bench/fleet_hosts.sh [-b BUILD_DIR] [-H HOSTS] [-k RUNS] [-q FRAGMENT] [TREE]
+#   bench/fleet_hosts.sh [-b BUILD_DIR] [-H HOSTS] [-k RUNS] [-q FRAGMENT] [-P] [TREE]
 #
 # TREE: a directory or a bench/lib.sh tree name (default: balanced, 1M entries). A throwaway
 # PostgreSQL 15 (initdb in $TMPDIR, Unix socket only) runs as the postgres user. Each host
@@ -15,19 +15,24 @@
 #   plocate     plocate -d h0.db:h1.db:... FRAGMENT
 #   fleet_du    wsctl fleet du --depth 1
 # Medians and p90 in ms (output to /dev/null), the match counts, and the publish times.
+# -P: PostgreSQL's shared memory on huge pages (as root: reserves vm.nr_hugepages for the 1 GB of
+# shared_buffers, starts the server with huge_pages=on, and gives the old reservation back at
+# exit). Each `wsctl fleet` command is a new server process that maps the shared buffers it
+# reads; with 4 KiB pages each first touch is a page fault (docs/fleet.md, "Tuning").
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 source "$repo/bench/lib.sh"
 build=$repo/build-rel
-hosts=10 runs=21 fragment=arse17
-while getopts "b:H:k:q:h" opt; do
+hosts=10 runs=21 fragment=arse17 hugepages=0
+while getopts "b:H:k:q:Ph" opt; do
     case $opt in
         b) build=$OPTARG ;;
         H) hosts=$OPTARG ;;
         k) runs=$OPTARG ;;
         q) fragment=$OPTARG ;;
-        *) sed -n '2,17p' "$0"; exit 2 ;;
+        P) hugepages=1 ;;
+        *) sed -n '2,21p' "$0"; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -40,10 +45,24 @@ command -v updatedb.plocate >/dev/null || { echo "missing updatedb.plocate (apt-
 
 bench_workdir fleethosts
 
-start_postgres "$work" shared_buffers=1GB
+settings=(shared_buffers=1GB)
+if [ "$hugepages" = 1 ]; then
+    old_hugepages=$(cat /proc/sys/vm/nr_hugepages)
+    trap 'bench_cleanup; echo "$old_hugepages" >/proc/sys/vm/nr_hugepages' EXIT
+    # 1 GiB of buffers and ~80 MiB of PostgreSQL's other shared memory, in pages of this size.
+    page_kib=$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo)
+    want=$(((1024 + 96) * 1024 / page_kib))
+    sync
+    echo 1 >/proc/sys/vm/compact_memory  # free memory in large enough pieces
+    echo $((old_hugepages + want)) >/proc/sys/vm/nr_hugepages
+    got=$(($(cat /proc/sys/vm/nr_hugepages) - old_hugepages))
+    [ "$got" -ge "$want" ] || { echo "-P: only $got of $want huge pages could be reserved" >&2; exit 1; }
+    settings+=(huge_pages=on)
+fi
+start_postgres "$work" "${settings[@]}"
 "$wsctl" fleet init --url "$url" >/dev/null
 
-echo "# fleet_hosts: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), hosts=$hosts, runs=$runs, tree=$tree, fragment=$fragment"
+echo "# fleet_hosts: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), hosts=$hosts, runs=$runs, tree=$tree, fragment=$fragment, server: ${settings[*]}"
 publish_s=()
 for ((i = 0; i < hosts; i++)); do
     h=h$i

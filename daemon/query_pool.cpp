@@ -404,6 +404,7 @@ void QueryPool::main(storage::Database& db) {
                 // behind them. Tried again once the queue is empty; a warm-up that failed
                 // otherwise (a damaged file: the first query reports it) is not retried,
                 // or this thread would retry it without end.
+                warm_ups_started_.fetch_add(1, std::memory_order_relaxed);
                 const std::uint64_t at_start = interrupts_.load(std::memory_order_relaxed);
                 const bool complete = storage::warm_pages(
                     db, [&] { return interrupts_.load(std::memory_order_relaxed) != at_start; });

@@ -102,6 +102,10 @@ class QueryPool {
     // next one, 1M entries); sequential reads fault 64 KiB at a time. Call after a scan's log
     // was checkpointed, and at start-up.
     void warm();
+    // Any thread. Warm-ups begun so far, one per query thread per warm() that got to run.
+    [[nodiscard]] std::uint64_t warm_ups_started() const {
+        return warm_ups_started_.load(std::memory_order_relaxed);
+    }
     // Any thread. Drops the name index (name_index = false in the configuration).
     void disable_names();
     // Any thread. Each query thread opens the database path again before its next job (the
@@ -139,6 +143,7 @@ class QueryPool {
     std::shared_ptr<const storage::NameIndex> names_;  // guarded
     // Bumped by submit() and stop(): a warm-up in progress gives way (storage::warm_pages).
     std::atomic<std::uint64_t> interrupts_{0};
+    std::atomic<std::uint64_t> warm_ups_started_{0};  // relaxed: a statistic
 
     // The name index's maintenance: its own thread and read connection.
     std::unique_ptr<storage::Database> names_db_;

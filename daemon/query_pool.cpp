@@ -401,9 +401,9 @@ void QueryPool::main(storage::Database& db) {
                 lock.unlock();
                 // A job queued (or stop()) meanwhile interrupts it: on an index beyond the
                 // mapped size the reads take long (~17 s at 100M entries), and no query waits
-                // behind them. Tried again once the queue is empty; a warm-up that failed
-                // otherwise (a damaged file: the first query reports it) is not retried,
-                // or this thread would retry it without end.
+                // behind them. Tried again once no job is queued or running; a warm-up that
+                // failed otherwise (a damaged file: the first query reports it) is not
+                // retried, or this thread would retry it without end.
                 warm_ups_started_.fetch_add(1, std::memory_order_relaxed);
                 const std::uint64_t at_start = interrupts_.load(std::memory_order_relaxed);
                 const bool complete = storage::warm_pages(

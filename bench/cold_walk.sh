@@ -69,8 +69,7 @@ run_tool() {
 timed_cold() {
     local out t0 t1 c0 c1 hz
     hz=$(getconf CLK_TCK)
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
+    drop_page_cache
     if [ "$1" = scan ]; then
         c0=$(awk '{ print $14 + $15 }' "/proc/$dpid/stat")
         t0=$(now)

@@ -82,10 +82,6 @@ run_tool() {
 }
 
 tools="dupes dupes2 rmlint jdupes rdfind"
-drop_page_cache() {
-    sync
-    echo 3 >/proc/sys/vm/drop_caches
-}
 [ "$cold" = 1 ] || find "$corpus" -type f -exec cat {} + >/dev/null  # warm
 declare -A times
 for round in $(seq "$runs"); do

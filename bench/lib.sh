@@ -20,6 +20,12 @@ median_of() {
     for _ in $(seq "$n"); do all+=" $(timed "$@")"; done
     echo "$all" | median
 }
+# drop_page_cache: writes dirty pages back, then drops the page cache, dentries and inodes
+# (as root), so that the next run reads from the disk.
+drop_page_cache() {
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+}
 # ratio A B: A / B with 2 decimals, "-" when B is 0.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 

@@ -12,7 +12,7 @@
 
 namespace wsindex::core {
 
-// Owns one directory fd (or wraps AT_FDCWD, not owned). Counts itself in `open_count` so the
+// Owns one directory fd. Counts itself in `open_count` so the
 // walker can keep the number of open directory fds under its budget. Shared by a directory's
 // task, its stat chunks and its pending children; closes when the last of them lets go.
 class DirFd {
@@ -22,8 +22,6 @@ class DirFd {
         // relaxed: a budget estimate, nothing is published through it.
         if (open_count_ != nullptr) open_count_->fetch_add(1, std::memory_order_relaxed);
     }
-    // The current directory: relative opens of the scan root; never closed, not counted.
-    explicit DirFd(const FsOps& fs) : fd_(AT_FDCWD), fs_(fs), open_count_(nullptr) {}
     DirFd(const DirFd&) = delete;
     DirFd& operator=(const DirFd&) = delete;
     ~DirFd() {

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "core/resolve.hpp"
+
 namespace wsindex::core {
 
 namespace {
@@ -66,6 +68,29 @@ int FsOps::stat_at(int dirfd, const char* name, FileStat& out, bool probably_dir
     if (::statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, kStatxMask, &sx) != 0) {
         return -errno;
     }
+    out.size = sx.stx_size;
+    out.blocks = sx.stx_blocks;
+    out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out.ino = sx.stx_ino;
+    out.nlink = sx.stx_nlink;
+    out.mode = sx.stx_mode;
+    out.uid = sx.stx_uid;
+    out.gid = sx.stx_gid;
+    out.mtime_ns = to_ns(sx.stx_mtime);
+    out.ctime_ns = to_ns(sx.stx_ctime);
+    out.maybe_mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0 ||
+                           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    return 0;
+}
+
+int FsOps::open_dir_path(int dirfd, const char* path) const noexcept {
+    if (dirfd == AT_FDCWD) return open_dir_absolute(path);
+    return open_dir_beneath(dirfd, path);
+}
+
+int FsOps::stat_fd(int fd, FileStat& out) const noexcept {
+    struct statx sx;
+    if (::statx(fd, "", AT_EMPTY_PATH, kStatxMask, &sx) != 0) return -errno;
     out.size = sx.stx_size;
     out.blocks = sx.stx_blocks;
     out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);

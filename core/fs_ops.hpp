@@ -45,6 +45,13 @@ class FsOps {
     // CPU than statx (the kernel's cp_statx copies more).
     virtual int stat_at(int dirfd, const char* name, FileStat& out,
                         bool probably_dir) const noexcept;
+    // Opens the directory `path` (several components) below `dirfd`, following no symlink in any
+    // component (core/resolve.hpp, open_dir_beneath; an absolute path with AT_FDCWD is resolved
+    // from "/"). Returns the fd or -errno.
+    virtual int open_dir_path(int dirfd, const char* path) const noexcept;
+    // The stat of an open descriptor (statx AT_EMPTY_PATH): the identity check after an open
+    // (core/resolve.hpp, same_object). Returns 0 or -errno.
+    virtual int stat_fd(int fd, FileStat& out) const noexcept;
     // fstatfs(fd).f_type. Returns 0 or -errno.
     virtual int fs_magic(int fd, std::uint64_t& magic) const noexcept;
     // close(fd). Returns 0 or -errno.

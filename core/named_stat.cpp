@@ -10,18 +10,19 @@ namespace wsindex::core {
 Status stat_named(const std::string& dir, std::span<const std::string> names, const FsOps& fs,
                   NamedStat* out) {
     *out = NamedStat{};
+    // By descriptor (core/resolve.hpp): no symlink in any component of `dir`, and the record of
+    // the directory is the fstat of the descriptor whose names are stat'ed, so both describe
+    // one object whatever is renamed meanwhile.
+    const int fd = fs.open_dir_path(AT_FDCWD, dir.c_str());
+    if (fd < 0) return Status::from_errno(-fd, "open " + dir);
     FileStat st;
-    if (const int rc = fs.stat_at(AT_FDCWD, dir.c_str(), st, true); rc < 0) {
-        return Status::from_errno(-rc, "lstat " + dir);
+    if (const int rc = fs.stat_fd(fd, st); rc < 0) {
+        fs.close_fd(fd);
+        return Status::from_errno(-rc, "fstat " + dir);
     }
     out->self.path = dir;  // name_offset 0, as a walk's root record
     fill_stat(out->self, st);
-    if (!out->self.is_dir()) {
-        return Status(std::make_error_code(std::errc::not_a_directory), dir);
-    }
     out->self.dir_id = 1;
-    const int fd = fs.open_dir(AT_FDCWD, dir.c_str());
-    if (fd < 0) return Status::from_errno(-fd, "open " + dir);
     const std::string prefix = dir.empty() || dir.back() == '/' ? dir : dir + "/";
     std::uint64_t next_dir_id = 2;
     Status result;

@@ -19,10 +19,12 @@ struct NamedStat {
     std::vector<std::string> gone;  // the names that do not (ENOENT)
 };
 
-// Lstats `dir` and each name in it (never following a symlink in the last component). Returns
-// an error — and the caller lists the directory whole instead, which records errors as a walk
-// does — when `dir` is not a directory that can be opened, or a name fails with anything but
-// ENOENT. Names must be single components (no '/', not "." or "..").
+// Opens `dir` by descriptor (core/resolve.hpp: no symlink in any component) and lstats each name
+// relative to that descriptor (never following a symlink in the last component); the directory's
+// own record is the fstat of the same descriptor. Returns an error — and the caller lists the
+// directory whole instead, which records errors as a walk does — when `dir` is not a directory
+// that can be opened so (ELOOP: a symlink on the way; ENOTDIR: not a directory), or a name fails
+// with anything but ENOENT. Names must be single components (no '/', not "." or "..").
 Status stat_named(const std::string& dir, std::span<const std::string> names, const FsOps& fs,
                   NamedStat* out);
 

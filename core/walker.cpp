@@ -2,7 +2,9 @@
 #include "core/walker.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include "core/fs_types.hpp"
 #include "core/owner_counter.hpp"
 #include "core/path_recycler.hpp"
+#include "core/resolve.hpp"
+#include "core/unique_fd.hpp"
 #include "core/walk_errors.hpp"
 #include "core/worker_pool.hpp"
 
@@ -34,6 +38,7 @@ struct Listing {
 struct WalkItem {
     std::shared_ptr<const DirNode> parent;   // directory task: the parent (null for the root)
     std::shared_ptr<DirFd> parent_fd;        // directory task: open relative to it; null: reopen
+    std::shared_ptr<DirFd> self_fd;          // a root: opened and identity-checked by run_many
     WalkResult self;                         // directory task: its record, stat'ed by the parent
     std::shared_ptr<const Listing> listing;  // stat chunk: [begin, end) of these records
     std::uint32_t begin = 0;
@@ -100,7 +105,13 @@ struct Walker::Impl {
     Status run(std::string_view root, const Consumer& consume);
     Status run_many(std::span<const std::string> roots, const Consumer& consume,
                     std::vector<Status>* root_status);
+    Status open_root(const std::string& path, WalkResult* root, int* fd) const;
     Status run_task(WalkItem& item, Pool::Context& ctx);
+    [[nodiscard]] bool same_object_as(int fd, const WalkResult& listed) const {
+        FileStat st;
+        return fs.stat_fd(fd, st) == 0 && st.dev == listed.dev && st.ino == listed.ino &&
+               (st.mode & S_IFMT) == S_IFDIR;
+    }
     Status walk_dir(WalkItem& item, Pool::Context& ctx);
     Status stat_entries(const std::shared_ptr<const DirNode>& node,
                         const std::shared_ptr<DirFd>& dir_fd, const DirBuffer& records,
@@ -119,7 +130,6 @@ struct Walker::Impl {
 
     // Per run. Written by run() before submit (the pool's hub mutex publishes them).
     std::int64_t fd_budget = 0;
-    std::shared_ptr<DirFd> cwd;  // base for opening the roots
     // The roots' fds, kept open for the whole run: every reopen can start at one of them.
     std::mutex root_fds_mutex;
     std::vector<std::shared_ptr<DirFd>> root_fds;
@@ -182,6 +192,7 @@ Status Walker::Impl::run_many(std::span<const std::string> roots, const Consumer
     // work; one that cannot be is left out with a clear error.
     std::vector<WalkResult> seeds;
     std::vector<WalkResult> single;  // roots that are files or symlinks: one record each
+    std::vector<int> seed_fds;       // seeds[i]'s descriptor, opened and checked
     for (std::size_t i = 0; i < roots.size(); ++i) {
         if (roots[i].empty()) {
             (*root_status)[i] =
@@ -189,37 +200,43 @@ Status Walker::Impl::run_many(std::span<const std::string> roots, const Consumer
             continue;
         }
         WalkResult root;
-        root.path = roots[i];
-        FileStat st;
-        if (const int rc = fs.stat_at(AT_FDCWD, root.path.c_str(), st, true); rc < 0) {
-            (*root_status)[i] = Status::from_errno(-rc, "scan root " + root.path);
+        int fd = -1;
+        if (Status st = open_root(roots[i], &root, &fd); !st) {
+            (*root_status)[i] = std::move(st);
             continue;
         }
-        fill_stat(root, st);
-        if (!root.is_dir()) {  // not listed: no pool needed for it
+        if (!root.is_dir() || fd < 0) {  // not listed (or not listable): no pool needed for it
+            if (root.is_dir()) root.dir_id = i + 1;
             scratch[0].entries.add();
             single.push_back(std::move(root));
             continue;
         }
         root.dir_id = i + 1;
         seeds.push_back(std::move(root));
+        seed_fds.push_back(fd);
     }
+    const auto close_seeds = [&] {
+        for (const int fd : seed_fds) fs.close_fd(fd);
+    };
     if (cancelled()) {
+        close_seeds();
         cancel_flag.store(false, std::memory_order_relaxed);
         return canceled_status();
     }
     if (!single.empty()) {
-        if (Status s = consume(std::span<WalkResult>(single)); !s) return s;
+        if (Status s = consume(std::span<WalkResult>(single)); !s) {
+            close_seeds();
+            return s;
+        }
     }
     if (seeds.empty()) return Status::ok();
     next_dir_id.store(roots.size() + 1, std::memory_order_relaxed);
     setup_fd_budget();
-    cwd = std::make_shared<DirFd>(fs);
 
-    for (WalkResult& root : seeds) {
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
         WalkItem item;
-        item.parent_fd = cwd;
-        item.self = std::move(root);
+        item.self_fd = std::make_shared<DirFd>(seed_fds[i], fs, &open_fds);
+        item.self = std::move(seeds[i]);
         pool.submit(std::move(item));
     }
     // A cancel() that raced with submit (which resets the pool's stop state) is not lost.
@@ -235,11 +252,63 @@ Status Walker::Impl::run_many(std::span<const std::string> roots, const Consumer
         std::lock_guard lock(root_fds_mutex);
         root_fds.clear();
     }
-    cwd.reset();
     cancel_flag.store(false, std::memory_order_relaxed);
     // The pool's first error wins, whatever came after it: a fatal error followed by a cancel
     // is that error, not "cancelled".
     return status;
+}
+
+// A root is reached by descriptor (core/resolve.hpp): its parent directory is opened from "/"
+// without following a symlink in any component, the root is lstat'ed relative to that
+// descriptor (a root that is a symlink is recorded as one, not followed), opened relative to it,
+// and the opened directory must be the one the lstat saw. Fills *root with the record and *fd
+// with the open directory (-1 when it is not a directory, or could not be opened for a
+// recoverable reason, recorded in root->error). Fails for a root that cannot be reached at all,
+// or that changed between its lstat and its open (ESTALE): nothing read through it is recorded.
+Status Walker::Impl::open_root(const std::string& path, WalkResult* root, int* fd) const {
+    root->path = path;
+    FileStat st;
+    std::string_view parent;
+    std::string_view name;
+    if (!split_parent(path, &parent, &name)) {
+        if (path.empty() || path.front() != '/') {
+            return Status(std::make_error_code(std::errc::invalid_argument),
+                          "scan root is not an absolute path");
+        }
+        // "/" (or "//"): it has no parent; its descriptor is its identity.
+        const int dfd = fs.open_dir_path(AT_FDCWD, "/");
+        if (dfd < 0) return Status::from_errno(-dfd, "scan root /");
+        if (const int rc = fs.stat_fd(dfd, st); rc < 0) {
+            fs.close_fd(dfd);
+            return Status::from_errno(-rc, "scan root /");
+        }
+        fill_stat(*root, st);
+        *fd = dfd;
+        return Status::ok();
+    }
+    const std::string parent_path(parent);
+    const std::string base(name);
+    const int pfd = open_dir_absolute(parent_path, O_PATH);
+    if (pfd < 0) return Status::from_errno(-pfd, "scan root's parent");
+    const UniqueFd parent_fd(pfd);
+    if (const int rc = fs.stat_at(pfd, base.c_str(), st, true); rc < 0) {
+        return Status::from_errno(-rc, "scan root");
+    }
+    fill_stat(*root, st);
+    if (!root->is_dir()) return Status::ok();
+    const int dfd = fs.open_dir(pfd, base.c_str());
+    if (dfd < 0) {
+        if (!walk_error_is_recoverable(-dfd)) return Status::from_errno(-dfd, "open scan root");
+        root->error = -dfd;  // recorded as a walk records an unopenable directory
+        return Status::ok();
+    }
+    FileStat opened;
+    if (const int rc = fs.stat_fd(dfd, opened); rc < 0 || object_id(opened) != object_id(st)) {
+        fs.close_fd(dfd);
+        return Status::from_errno(ESTALE, "scan root changed while it was opened");
+    }
+    *fd = dfd;
+    return Status::ok();
 }
 
 Status Walker::Impl::run_task(WalkItem& item, Pool::Context& ctx) {
@@ -283,8 +352,19 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
     WalkResult& self = item.self;
     const char* name = self.path.c_str() + self.name_offset;
 
-    const int fd =
-        item.parent_fd ? fs.open_dir(item.parent_fd->get(), name) : reopen(*item.parent, name, me);
+    std::shared_ptr<DirFd> dir_fd = std::move(item.self_fd);
+    int fd = dir_fd ? dir_fd->get() : -1;
+    if (!dir_fd) {
+        fd = item.parent_fd ? fs.open_dir(item.parent_fd->get(), name)
+                            : reopen(*item.parent, name, me);
+        // The directory opened must be the one the parent's listing stat'ed: a name renamed or
+        // exchanged between the stat and the open is a change, recorded as ESTALE without its
+        // contents (the change's own events, or the next scan, list it again).
+        if (fd >= 0 && !same_object_as(fd, self)) {
+            fs.close_fd(fd);
+            fd = -ESTALE;
+        }
+    }
     item.parent_fd.reset();  // the parent's fd may close now: this child no longer needs it
     if (fd < 0) {
         if (!walk_error_is_recoverable(-fd)) return Status::from_errno(-fd, "open " + self.path);
@@ -293,7 +373,7 @@ Status Walker::Impl::walk_dir(WalkItem& item, Pool::Context& ctx) {
         ctx.emit(std::move(self));
         return Status::ok();
     }
-    auto dir_fd = std::make_shared<DirFd>(fd, fs, &open_fds);
+    if (!dir_fd) dir_fd = std::make_shared<DirFd>(fd, fs, &open_fds);
     me.max_open_fds.max(static_cast<std::uint64_t>(open_fds.load(std::memory_order_relaxed)));
     if (item.parent == nullptr) {  // before any child exists (see reopen)
         std::lock_guard lock(root_fds_mutex);

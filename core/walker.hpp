@@ -29,9 +29,14 @@
 //
 // ## Choices
 //
-// - The root must exist: run() lstat's it first and fails with that errno before any work. A
-//   root that is a symlink is recorded as a symlink and not followed (what `find ROOT` prints);
-//   a root with a trailing slash ("link/") is resolved by the kernel like find does.
+// - The root must exist, and is reached by descriptor (core/resolve.hpp): its parent is opened
+//   from "/" without following a symlink in any component, the root is lstat'ed and opened
+//   relative to that descriptor, and the opened directory must be the one the lstat saw. A root
+//   that is a symlink is recorded as a symlink and not followed (what `find ROOT` prints; a
+//   trailing slash does not make it followed: the daemon never resolves a symlink for a caller).
+// - Every directory below is opened relative to its parent's descriptor and checked the same way
+//   (fstat of the opened fd against the parent's stat of the name): a name renamed or exchanged
+//   between the stat and the open is recorded with ESTALE and not listed.
 // - The root is never pruned: it was asked for explicitly.
 // - A pruned directory, a mount point skipped by one_file_system, and a loop are recorded with
 //   their metadata; only their contents are skipped (a loop also carries ELOOP).
@@ -131,14 +136,16 @@ class Walker {
 
     // One caller at a time (not a worker thread). Walks `root`, feeding result batches to
     // `consume` on this thread. Returns ok, the first fatal error, the consumer's failure, an
-    // error for a root that cannot be lstat'ed (before any work), or operation_canceled.
+    // error for a root that cannot be reached (before any work: ELOOP for a symlink among the
+    // root's ancestors, ESTALE for a root that changed while it was opened), or
+    // operation_canceled. `root` is absolute.
     Status run(std::string_view root, const Consumer& consume);
 
     // As run(), for several roots in one run of the pool: the live index re-lists many
     // directories one level each (max_depth = 1), and one hand-off to the workers per batch
     // instead of one per directory keeps the threads from waking and parking per directory.
     // Root i that is a directory gets dir_id i + 1 (its records carry it as parent_id); results
-    // of different roots interleave. A root that cannot be lstat'ed is left out, with its error
+    // of different roots interleave. A root that cannot be reached is left out, with its error
     // in (*root_status)[i] (resized to roots.size(); ok for the others). Returns ok, the first
     // fatal error, the consumer's failure, or operation_canceled.
     Status run_many(std::span<const std::string> roots, const Consumer& consume,

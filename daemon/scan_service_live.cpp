@@ -37,11 +37,15 @@ bool under(const std::string& path, const std::string& root) {
            (path.size() == root.size() || path[root.size()] == '/');
 }
 
-// A directory that vanished or changed kind since it was reported: its parent's listing (also
-// reported) says what happened.
+// A directory that vanished or changed kind since it was reported, or that is reached through a
+// symlink now (ELOOP: core/resolve.hpp never follows one), or that was renamed or exchanged while
+// it was opened (ESTALE): its parent's listing (also reported, since the rename changed the
+// parent) says what happened.
 bool gone_since(const core::Status& st) {
     return st.code() == std::errc::no_such_file_or_directory ||
-           st.code() == std::errc::not_a_directory;
+           st.code() == std::errc::not_a_directory ||
+           st.code() == std::errc::too_many_symbolic_link_levels ||
+           st.code() == std::error_code(ESTALE, std::generic_category());
 }
 
 // Log level trace: what a batch is given and what its named stats found, the other half of

@@ -40,9 +40,22 @@ int openat2_piece(int dirfd, const std::string& piece, int flags) noexcept {
     return -EAGAIN;
 }
 
+// Whether a component of `path` is "..".
+bool has_dot_dot(std::string_view path) {
+    for (std::size_t pos = 0; pos < path.size();) {
+        std::size_t end = path.find('/', pos);
+        if (end == std::string_view::npos) end = path.size();
+        if (path.substr(pos, end - pos) == "..") return true;
+        pos = end + 1;
+    }
+    return false;
+}
+
+}  // namespace
+
 // One component at a time: openat(O_NOFOLLOW | O_DIRECTORY) refuses a symlink in the component
 // it opens, and every component is opened relative to the descriptor of the one before.
-int open_by_components(int base_fd, std::string_view path, int flags) noexcept {
+int open_dir_by_components(int base_fd, std::string_view path, int flags) noexcept {
     int cur = base_fd;
     bool owned = false;
     std::size_t pos = 0;
@@ -83,14 +96,14 @@ int open_by_components(int base_fd, std::string_view path, int flags) noexcept {
     return fd >= 0 ? fd : -errno;
 }
 
-}  // namespace
-
 ObjectId object_id(const FileStat& st) { return {st.dev, st.ino, st.mode & S_IFMT}; }
 
 int open_dir_beneath(int base_fd, std::string_view path, int flags) noexcept {
     while (!path.empty() && path.front() == '/') path.remove_prefix(1);
     if (path.empty()) path = ".";
-    if (no_openat2.load(std::memory_order_relaxed)) return open_by_components(base_fd, path, flags);
+    if (has_dot_dot(path)) return -EXDEV;  // RESOLVE_BENEATH would allow "a/../b": we do not
+    if (no_openat2.load(std::memory_order_relaxed))
+        return open_dir_by_components(base_fd, path, flags);
     const std::string_view whole = path;
     // Pieces of at most PATH_MAX - 1 bytes, cut at a '/': each piece is resolved relative to
     // the descriptor the one before reached, with the same rules.
@@ -116,7 +129,7 @@ int open_dir_beneath(int base_fd, std::string_view path, int flags) noexcept {
             // No openat2 here (a kernel older than 5.6): the fallback, for this call and every
             // later one. Only the first call can say so, before any piece was resolved.
             no_openat2.store(true, std::memory_order_relaxed);
-            return open_by_components(base_fd, whole, flags);
+            return open_dir_by_components(base_fd, whole, flags);
         }
         if (fd < 0) return fd;
         if (last) return fd;

@@ -39,9 +39,15 @@ ObjectId object_id(const FileStat& st);
 // Opens the directory `path` below the directory `base_fd` (`path` relative; a leading '/' is
 // ignored, "" and "." open base_fd's directory again). `flags` are added to O_DIRECTORY |
 // O_NOFOLLOW | O_CLOEXEC: O_RDONLY (0) to list it, O_PATH to only hold it. Fails with -ELOOP
-// when any component is a symlink, -EXDEV or -EINVAL for a ".." component, else the errno of
-// the component that failed. Returns the fd or -errno.
+// or -ENOTDIR when a component is a symlink (the kernel says ENOTDIR for a symlink opened with
+// O_NOFOLLOW | O_DIRECTORY), -EXDEV for a ".." component (refused before any lookup), else the
+// errno of the component that failed. Returns the fd or -errno.
 int open_dir_beneath(int base_fd, std::string_view path, int flags = 0) noexcept;
+
+// The fallback of open_dir_beneath where openat2 is missing, with the same contract: one
+// component at a time, openat(O_NOFOLLOW | O_DIRECTORY) relative to the one before. Public so
+// that its tests run on kernels that have openat2.
+int open_dir_by_components(int base_fd, std::string_view path, int flags = 0) noexcept;
 
 // open_dir_beneath from "/" for an absolute path ("/" itself included). -EINVAL for a relative
 // path.

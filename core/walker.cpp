@@ -277,10 +277,10 @@ Status Walker::Impl::open_root(const std::string& path, WalkResult* root, int* f
         }
         // "/" (or "//"): it has no parent; its descriptor is its identity.
         const int dfd = fs.open_dir_path(AT_FDCWD, "/");
-        if (dfd < 0) return Status::from_errno(-dfd, "scan root /");
+        if (dfd < 0) return Status::from_errno(-dfd, "scan root " + path);
         if (const int rc = fs.stat_fd(dfd, st); rc < 0) {
             fs.close_fd(dfd);
-            return Status::from_errno(-rc, "scan root /");
+            return Status::from_errno(-rc, "scan root " + path);
         }
         fill_stat(*root, st);
         *fd = dfd;
@@ -289,23 +289,23 @@ Status Walker::Impl::open_root(const std::string& path, WalkResult* root, int* f
     const std::string parent_path(parent);
     const std::string base(name);
     const int pfd = open_dir_absolute(parent_path, O_PATH);
-    if (pfd < 0) return Status::from_errno(-pfd, "scan root's parent");
+    if (pfd < 0) return Status::from_errno(-pfd, "scan root " + path);
     const UniqueFd parent_fd(pfd);
     if (const int rc = fs.stat_at(pfd, base.c_str(), st, true); rc < 0) {
-        return Status::from_errno(-rc, "scan root");
+        return Status::from_errno(-rc, "scan root " + path);
     }
     fill_stat(*root, st);
     if (!root->is_dir()) return Status::ok();
     const int dfd = fs.open_dir(pfd, base.c_str());
     if (dfd < 0) {
-        if (!walk_error_is_recoverable(-dfd)) return Status::from_errno(-dfd, "open scan root");
+        if (!walk_error_is_recoverable(-dfd)) return Status::from_errno(-dfd, "open " + path);
         root->error = -dfd;  // recorded as a walk records an unopenable directory
         return Status::ok();
     }
     FileStat opened;
     if (const int rc = fs.stat_fd(dfd, opened); rc < 0 || object_id(opened) != object_id(st)) {
         fs.close_fd(dfd);
-        return Status::from_errno(ESTALE, "scan root changed while it was opened");
+        return Status::from_errno(ESTALE, "scan root " + path + " changed while it was opened");
     }
     *fd = dfd;
     return Status::ok();

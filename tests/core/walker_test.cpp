@@ -250,10 +250,36 @@ TEST(Walker, SymlinkRootIsRecordedNotFollowed) {
     ASSERT_EQ(w.results.size(), 1u);
     EXPECT_EQ(w.results[0].type, EntryType::Symlink);
     EXPECT_EQ(paths_of(w.results), find_paths(tmp / "link"));
-    // With a trailing slash the kernel resolves it, as for find.
+    // A trailing slash does not make it followed either (find would follow it): the walker
+    // never resolves a symlink (core/resolve.hpp), whoever names it.
     const Walked w2 = walk(tmp / "link/");
-    EXPECT_EQ(paths_of(w2.results), find_paths(tmp / "link/"));
-    EXPECT_EQ(w2.results.size(), 2u);
+    ASSERT_TRUE(w2.status);
+    ASSERT_EQ(w2.results.size(), 1u);
+    EXPECT_EQ(w2.results[0].type, EntryType::Symlink);
+}
+
+TEST(Walker, ARootBelowASymlinkIsRefused) {
+    TempDir tmp;
+    make_dir(tmp / "real");
+    make_dir(tmp / "real/sub");
+    make_file(tmp / "real/sub/a");
+    make_symlink("real", tmp / "link");
+    int calls = 0;
+    core::Walker walker;
+    const auto status = walker.run(tmp / "link/sub", [&](std::span<WalkResult>) {
+        ++calls;
+        return core::Status::ok();
+    });
+    // ELOOP for a symlink met on the way, ENOTDIR when it is the last component opened as a
+    // directory (O_NOFOLLOW | O_DIRECTORY): either way, not followed.
+    EXPECT_TRUE(status.code() == std::errc::too_many_symbolic_link_levels ||
+                status.code() == std::errc::not_a_directory)
+        << status.to_string();
+    EXPECT_EQ(calls, 0);
+    // The same directory by its real path is walked.
+    const Walked w = walk(tmp / "real/sub");
+    ASSERT_TRUE(w.status);
+    EXPECT_EQ(paths_of(w.results), find_paths(tmp / "real/sub"));
 }
 
 TEST(Walker, FileRootAndTrailingSlashes) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # walk_ab.sh: two (or more) wsbench-walk binaries alternated on one tree, for a change's before
-# and after: medians of the process wall and of the walk's own `seconds`, and each binary's
-# ratio to the first.
+# and after: medians of the process wall, of the walk's own `seconds` and of the CPU time (user +
+# system, which a loaded machine disturbs less than the wall), and each binary's ratios to the
+# first.
 #
 #   bench/walk_ab.sh [-k RUNS] [-t TREES_DIR] [-w WORKERS] TARGET BINARY BINARY...
 #
@@ -32,23 +33,29 @@ root=$(resolve "$1")
 shift
 binaries=("$@")
 
-declare -A walls=() seconds=()
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+declare -A walls=() seconds=() cpus=()
 echo "# walk_ab: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), runs=$runs, workers=$workers, root=$root"
 for ((round = 0; round <= runs; round++)); do  # round 0 warms the caches
     for i in "${!binaries[@]}"; do
         t0=$(now)
-        out=$("${binaries[$i]}" "$root" --workers "$workers")
+        out=$(/usr/bin/time -f '%U %S' -o "$cpu_file" "${binaries[$i]}" "$root" --workers "$workers")
         t1=$(now)
         [ "$round" -eq 0 ] && continue
+        cpus[$i]+=" $(awk '{ printf "%.2f", $1 + $2 }' "$cpu_file")"
         walls[$i]+=" $(elapsed "$t0" "$t1")"
         seconds[$i]+=" $(grep -o '"seconds":[0-9.]*' <<<"$out" | cut -d: -f2)"
     done
 done
 first=$(median <<<"${walls[0]}")
-printf "%-10s %-10s %-8s %s\n" wall seconds ratio binary
+first_cpu=$(median <<<"${cpus[0]}")
+printf "%-8s %-8s %-8s %-8s %-8s %s\n" wall seconds cpu ratio cpu_ratio binary
 for i in "${!binaries[@]}"; do
     w=$(median <<<"${walls[$i]}")
-    printf "%-10s %-10s %-8s %s\n" "$w" "$(median <<<"${seconds[$i]}")" "$(ratio "$w" "$first")" \
-        "${binaries[$i]}"
+    c=$(median <<<"${cpus[$i]}")
+    printf "%-8s %-8s %-8s %-8s %-8s %s\n" "$w" "$(median <<<"${seconds[$i]}")" "$c" \
+        "$(ratio "$w" "$first")" "$(ratio "$c" "$first_cpu")" "${binaries[$i]}"
     echo "#   wall:${walls[$i]}"
+    echo "#   cpu:${cpus[$i]}"
 done

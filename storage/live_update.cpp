@@ -78,6 +78,19 @@ class Applier {
     core::Status lookup_dir(std::string_view path, IndexedDir* out, bool* found);
     core::Status plan_dir(RelistedDir& dir, Plan* plan, bool* applies);
     core::Status write_plan(Plan& plan);
+    // A directory's entry row now says `now`; it said `old` when the batch read it (its plan's
+    // old_self, or its parent's row of it) unless a plan of this batch wrote it since. Adds the
+    // change of its own size to its totals against what the row said last, so that the change
+    // enters the totals once however many plans of the batch write the row (its parent's
+    // listing and its own re-listing both do).
+    void own_size_written(std::int64_t dir_id, const core::WalkResult& old,
+                          const core::WalkResult& now) {
+        const auto [it, first] = own_size_in_row_.try_emplace(dir_id, own_size(old));
+        Totals d = own_size(now);
+        d -= it->second;
+        totals_.add(dir_id, d);
+        it->second = own_size(now);
+    }
     core::Status remove_subtree(const Plan& plan, const core::WalkResult& old, std::int64_t id);
     core::Status insert_subtree(const Plan& plan, core::WalkResult& entry);
     core::Status insert_entry(std::int64_t dir, std::string_view name, const core::WalkResult& r);
@@ -107,6 +120,9 @@ class Applier {
     // (re-listed or inserted): their other names elsewhere are synced (inode_sync.hpp).
     std::vector<InodeChange> inodes_;
     std::unordered_map<std::int64_t, bool> fresh_dirs_;
+    // Own size and blocks of each directory whose entry row a plan of this batch wrote, as
+    // written (own_size_written).
+    std::unordered_map<std::int64_t, Totals> own_size_in_row_;
     void note_inode(const core::WalkResult& r, bool removed) {
         if (r.is_dir() || !r.has_stat || r.nlink <= 1) return;
         if (removed) {
@@ -528,9 +544,14 @@ core::Status Applier::write_plan(Plan& plan) {
         }
         if (now.is_dir()) {
             // Its own size is in its own total (and so in every total above it).
-            Totals d = own_size(now);
-            d -= own_size(old);
-            totals_.add(plan.changed_dir_ids[i] != 0 ? plan.changed_dir_ids[i] : id, d);
+            const std::int64_t child = plan.changed_dir_ids[i];
+            if (child == 0) {
+                Totals d = own_size(now);
+                d -= own_size(old);
+                totals_.add(id, d);
+            } else {
+                own_size_written(child, old, now);
+            }
             continue;
         }
         Totals d = single_of_file(now);
@@ -574,9 +595,7 @@ core::Status Applier::write_plan(Plan& plan) {
         if (auto s = update_entry(plan.indexed.parent, plan.name_in_parent, dir.self); !s) return s;
         // That row is an entry of the parent: the parent's digest follows (at the end).
         if (plan.indexed.parent != 0) digest_stale_.push_back(plan.indexed.parent);
-        Totals d = own_size(dir.self);
-        d -= own_size(*plan.old_self);
-        totals_.add(id, d);
+        own_size_written(id, *plan.old_self, dir.self);
         if (plan.old_self->error != dir.self.error) {
             if (auto s = forget_error(dir.self.path); !s) return s;
             if (auto s = record_error(plan.indexed.scan_id, dir.self); !s) return s;

@@ -406,5 +406,26 @@ TEST_F(LiveUpdate, ANamedChangeInTheDirectoryOfAnotherNameStillSyncsThatName) {
     EXPECT_EQ(last_.dirs_applied, 2u);
 }
 
+// A directory's own size enters its totals once per change, whichever plans of a batch see it:
+// here both its parent's listing (its entry row) and its own re-listing (its self record) do.
+// On ext4 150 long names grow a directory from one block to several.
+TEST_F(LiveUpdate, ADirectorysOwnSizeChangeCountsOnceWhenItsParentIsInTheBatch) {
+    struct stat before {};
+    ASSERT_EQ(::lstat(p("a/x").c_str(), &before), 0);
+    for (int i = 0; i < 150; ++i) {
+        test::write_file(p("a/x/" + std::string(200, 'n') + std::to_string(i)), 0);
+    }
+    struct stat after {};
+    ASSERT_EQ(::lstat(p("a/x").c_str(), &after), 0);
+    ASSERT_NE(after.st_size, before.st_size) << "the directory's own size must change";
+    ASSERT_EQ(::chmod(p("a").c_str(), 0750), 0);
+    expect_converges({"a", "a/x"});
+    // The same with the directory listed before its parent in the batch.
+    for (int i = 150; i < 300; ++i) {
+        test::write_file(p("a/x/" + std::string(200, 'm') + std::to_string(i)), 0);
+    }
+    expect_converges({"a/x", "a"});
+}
+
 }  // namespace
 }  // namespace wsindex::storage

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/path.hpp"
+
 namespace wsindex::daemon {
 namespace {
 
@@ -22,12 +24,6 @@ std::string unescape(std::string_view field) {
         out.push_back(field[i]);
     }
     return out;
-}
-
-bool strictly_below(const std::string& path, const std::string& root) {
-    if (root == "/") return path.size() > 1 && path[0] == '/';
-    return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-           path[root.size()] == '/';
 }
 
 }  // namespace
@@ -56,7 +52,7 @@ std::vector<std::string> mount_points_below(std::string_view text, const std::st
         }
         if (field.empty()) continue;
         std::string mount_point = unescape(field);
-        if (strictly_below(mount_point, root)) out.push_back(std::move(mount_point));
+        if (core::strictly_below(mount_point, root)) out.push_back(std::move(mount_point));
     }
     return out;
 }

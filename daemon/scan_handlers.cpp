@@ -302,7 +302,7 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
                 return;
             }
             const ipc::PeerCredentials peer = call.peer;
-            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
+            submit_query(ctx, peer, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
                 scan(ctx, q, peer, std::move(p), std::move(r));
             });
         });
@@ -329,7 +329,7 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
     server.add_method(std::string(ipc::method::kStatus),
                       [&ctx](const ipc::Call& call, ipc::Responder r) {
                           const ipc::PeerCredentials peer = call.peer;
-                          submit_query(ctx, r, [&ctx, peer, r](QueryContext& q) mutable {
+                          submit_query(ctx, peer, r, [&ctx, peer, r](QueryContext& q) mutable {
                               status(ctx, q, peer, std::move(r));
                           });
                       });

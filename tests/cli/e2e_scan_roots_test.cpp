@@ -3,9 +3,16 @@
 // as a path that does not exist, and her paths are resolved without following symlinks, so she
 // cannot make the root daemon index a directory under a name she chose. Root keeps realpath's
 // behaviour (a symlink names the directory it points to, by that directory's own path).
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/fs.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <set>
@@ -176,6 +183,75 @@ TEST_F(MemberScanRoots, AMembersSymlinkIsNotFollowed) {
     const Exit secret = ctl({"find", "secret-name", "-0"});
     EXPECT_EQ(secret.code, 0) << secret.err;
     EXPECT_EQ(secret.out, "");
+}
+
+// The race of the issue: she asks to scan two of her directories while her own process swaps
+// one of them with a symlink to a root-only directory (renameat2 RENAME_EXCHANGE, in a loop),
+// so that the swap lands between the check of a path and its walk, or inside the resolution.
+// Whatever the timing, no name of the root-only directory enters the index; positive control:
+// her own files are indexed. Bounded by attempts and time.
+TEST_F(MemberScanRoots, SwappingASymlinkIntoHerScanRootsNeverIndexesAnotherDirectory) {
+    const std::string race = alice_home_ + "/race";
+    make_dir(race, 0755, alice_->uid(), alice_->gid());
+    make_dir(race + "/m", 0755, alice_->uid(), alice_->gid());
+    make_dir(race + "/m/sub", 0755, alice_->uid(), alice_->gid());
+    ASSERT_TRUE(write_file(race + "/m/sub/mine.txt", "m"));
+    make_dir(race + "/first", 0755, alice_->uid(), alice_->gid());
+    ASSERT_TRUE(write_file(race + "/first/first.txt", "f"));
+    make_link(tree_ + "/vault/secret", race + "/L", alice_->uid(), alice_->gid());
+    const std::string m = race + "/m";
+    const std::string l = race + "/L";
+
+    // The attacker, as alice: exchanges m and L until killed.
+    const pid_t attacker = ::fork();
+    ASSERT_GE(attacker, 0);
+    if (attacker == 0) {
+        if (::setgroups(0, nullptr) != 0 || ::setgid(alice_->gid()) != 0 ||
+            ::setuid(alice_->uid()) != 0) {
+            ::_exit(3);
+        }
+        for (;;) {
+            (void)::syscall(SYS_renameat2, AT_FDCWD, m.c_str(), AT_FDCWD, l.c_str(),
+                            RENAME_EXCHANGE);
+        }
+    }
+    int succeeded = 0;
+    int attempts = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    for (; attempts < 60 && std::chrono::steady_clock::now() < deadline; ++attempts) {
+        const Exit r = ctl_as(*alice_, {"scan", race + "/first", m, "--wait"});
+        if (r.code == 0) ++succeeded;
+    }
+    ASSERT_EQ(::kill(attacker, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(attacker, &status, 0), attacker);
+    EXPECT_TRUE(WIFSIGNALED(status)) << "the attacker did not run: " << status;
+    struct stat st {};
+    ASSERT_EQ(::lstat(m.c_str(), &st), 0);
+    if (S_ISLNK(st.st_mode)) {  // left swapped: put her directory back, then scan it as root
+        ASSERT_EQ(
+            ::syscall(SYS_renameat2, AT_FDCWD, m.c_str(), AT_FDCWD, l.c_str(), RENAME_EXCHANGE), 0);
+    }
+
+    // Never a name of the vault, for root or for her, under any path.
+    for (const bool as_root : {true, false}) {
+        const Exit found = as_root ? ctl({"find", "secret-name", "-0"})
+                                   : ctl_as(*alice_, {"find", "secret-name", "-0"});
+        EXPECT_EQ(found.code, 0) << found.err;
+        EXPECT_EQ(found.out, "") << (as_root ? "root" : "alice") << " after " << attempts
+                                 << " attempts";
+    }
+    // Positive control, after the race (its successes depend on timing): the same request
+    // indexes her own files, under the same names.
+    const Exit after = ctl_as(*alice_, {"scan", race + "/first", m, "--wait"});
+    EXPECT_EQ(after.code, 0) << after.out << after.err << log();
+    const std::set<std::string> found = find0_under(m);
+    EXPECT_TRUE(found.count(m + "/sub/mine.txt")) << describe_diff(found, {});
+    const Exit first = ctl({"find", "first.txt", "-0"});
+    EXPECT_NE(first.out.find(race + "/first/first.txt"), std::string::npos) << first.out;
+    const Exit secret = ctl({"find", "secret-name", "-0"});
+    EXPECT_EQ(secret.out, "");
+    std::printf("%d scans of %d succeeded under the swap\n", succeeded, attempts);
 }
 
 // Root keeps realpath: her symlink names the directory it points to, scanned by its own path.

@@ -137,6 +137,8 @@ void apply_top_level(Config& c, const CLI::ConfigItem& item) {
         c.query_threads = static_cast<unsigned>(number_value(item, 1, 64));
     else if (k == "max_pending_queries")
         c.max_pending_queries = number_value(item, 1, 1000000);
+    else if (k == "max_queries_per_uid")
+        c.max_queries_per_uid = static_cast<unsigned>(number_value(item, 0, 64));
     else if (k == "max_find_results")
         c.max_find_results = number_value(item, 0, kMaxU);
     else if (k == "max_connections")

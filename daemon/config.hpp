@@ -64,6 +64,11 @@ struct Config {
     unsigned query_threads = 2;
     // Query jobs waiting for a query thread; beyond it callers get Busy.
     std::size_t max_pending_queries = 256;
+    // Query jobs of one uid running at once (root and the daemon's user included); 0: one less
+    // than query_threads, at least one. One user's flood then leaves a thread to the others,
+    // whose jobs are taken first (daemon/query_pool.hpp); one uid may also hold at most half of
+    // max_pending_queries queued.
+    unsigned max_queries_per_uid = 0;
     // Open connections, in all and per uid (root included); beyond: Busy (ipc::ServerOptions).
     std::size_t max_connections = 256;
     std::size_t max_connections_per_uid = 64;

@@ -123,7 +123,8 @@ core::Status Daemon::start() {
     unsigned search_workers = c.search_workers == 0 ? cores : c.search_workers;
     if (c.search_reserve_core) search_workers = std::min(search_workers, std::max(1u, cores - 1));
     if (auto st = QueryPool::open(c.db_path, c.query_threads, c.max_pending_queries, &queries_,
-                                  search_workers, static_cast<std::size_t>(c.trigram_min_names));
+                                  search_workers, static_cast<std::size_t>(c.trigram_min_names),
+                                  c.max_queries_per_uid);
         !st) {
         return core::Status(st.code(), "opening readers of " + c.db_path + ": " + st.message());
     }
@@ -262,6 +263,7 @@ void Daemon::reload() {
         if (next.socket_path != now.socket_path || next.db_path != now.db_path ||
             next.socket_mode != now.socket_mode || next.socket_group != now.socket_group ||
             next.query_threads != now.query_threads ||
+            next.max_queries_per_uid != now.max_queries_per_uid ||
             next.max_connections != now.max_connections ||
             next.max_connections_per_uid != now.max_connections_per_uid ||
             next.reserved_connections != now.reserved_connections) {

@@ -103,7 +103,7 @@ void register_forget_handler(ipc::Server& server, HandlerContext& ctx) {
                 return;
             }
             const ipc::PeerCredentials peer = call.peer;
-            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
+            submit_query(ctx, peer, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
                 forget(ctx, q, peer, p, std::move(r));
             });
         });

@@ -12,8 +12,12 @@ void register_handlers(ipc::Server& server, HandlerContext& context) {
     register_dupes_handler(server, context);
 }
 
-void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job) {
-    if (!context.queries.submit(std::move(job))) {
+void submit_query(HandlerContext& context, const ipc::PeerCredentials& peer,
+                  ipc::Responder responder, QueryPool::Job job) {
+    // A caller without credentials (never expected on AF_UNIX) shares one lane with the others
+    // like it, apart from every real uid.
+    const uid_t uid = peer.valid ? peer.uid : static_cast<uid_t>(-1);
+    if (!context.queries.submit(uid, std::move(job))) {
         responder.fail(
             ipc::make_error(ipc::ErrorKind::Busy, "too many queries waiting; retry later"));
     }

@@ -63,8 +63,10 @@ void register_dupes_handler(ipc::Server& server, HandlerContext& context);   // 
 ipc::Error explain_vanished_root(HandlerContext& context, QueryContext& q, std::string_view path,
                                  ipc::Error error);
 
-// Runs `job` on the query pool, or answers Busy when its queue is full. Any thread.
-void submit_query(HandlerContext& context, ipc::Responder responder, QueryPool::Job job);
+// Runs `job` on the query pool as `peer`'s (each uid has its share, QueryPool), or answers Busy
+// when the queue or the caller's share of it is full. Any thread.
+void submit_query(HandlerContext& context, const ipc::PeerCredentials& peer,
+                  ipc::Responder responder, QueryPool::Job job);
 
 // An internal error for a failed storage call (logged; the caller sees Internal).
 // A failure that says the file is damaged is reported to the scan service (report_damage).

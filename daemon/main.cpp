@@ -33,6 +33,7 @@
 #include "daemon/logging.hpp"
 #include "daemon/systemd_glue.hpp"
 #include "daemon/visibility.hpp"
+#include "ipc/bytes_codec.hpp"
 
 namespace {
 
@@ -79,7 +80,7 @@ int run(int argc, char** argv) {
 
     ConfigResult config = resolve_config(line);
     if (const auto* error = std::get_if<ConfigError>(&config)) {
-        std::fprintf(stderr, "wsindexd: %s\n", error->message.c_str());
+        std::fprintf(stderr, "wsindexd: %s\n", wsindex::ipc::log_bytes(error->message).c_str());
         return 2;
     }
     ::umask(kUmask);
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "wsindexd: fatal: %s\n", e.what());
+        std::fprintf(stderr, "wsindexd: fatal: %s\n", wsindex::ipc::log_bytes(e.what()).c_str());
     } catch (...) {
         std::fprintf(stderr, "wsindexd: fatal: unknown exception\n");
     }

@@ -453,13 +453,13 @@ void scans(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pee
 
 template <class Params, class Fn>
 void add_query(ipc::Server& server, std::string_view name, HandlerContext& ctx, Fn fn) {
-    server.add_typed_method<Params>(
-        std::string(name), [&ctx, fn](const ipc::Call& call, Params p, ipc::Responder r) {
-            const ipc::PeerCredentials peer = call.peer;
-            submit_query(ctx, r, [&ctx, fn, peer, p = std::move(p), r](QueryContext& q) mutable {
-                fn(ctx, q, peer, p, std::move(r));
-            });
+    server.add_typed_method<Params>(std::string(name), [&ctx, fn](const ipc::Call& call, Params p,
+                                                                  ipc::Responder r) {
+        const ipc::PeerCredentials peer = call.peer;
+        submit_query(ctx, peer, r, [&ctx, fn, peer, p = std::move(p), r](QueryContext& q) mutable {
+            fn(ctx, q, peer, p, std::move(r));
         });
+    });
 }
 
 }  // namespace

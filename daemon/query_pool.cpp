@@ -15,9 +15,11 @@ namespace wsindex::daemon {
 
 core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::size_t max_pending,
                              std::unique_ptr<QueryPool>* out, unsigned search_workers,
-                             std::size_t trigram_min_names) {
+                             std::size_t trigram_min_names, unsigned max_per_uid) {
     std::unique_ptr<QueryPool> pool(new QueryPool());
     pool->max_pending_ = max_pending;
+    pool->max_pending_per_uid_ = std::max<std::size_t>(1, max_pending / 2);
+    pool->max_per_uid_ = max_per_uid != 0 ? max_per_uid : std::max(1u, threads - 1);
     pool->trigram_min_names_ = trigram_min_names;
     pool->db_path_ = db_path;
     for (unsigned i = 0; i < std::max(1u, threads); ++i) {
@@ -57,11 +59,15 @@ core::Status QueryPool::open(const std::string& db_path, unsigned threads, std::
 
 QueryPool::~QueryPool() { stop(); }
 
-bool QueryPool::submit(Job job) {
+bool QueryPool::submit(uid_t uid, Job job) {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ || jobs_.size() >= max_pending_) return false;
-        jobs_.push_back(std::move(job));
+        if (stopping_ || queued_ >= max_pending_) return false;
+        Lane& lane = lanes_[uid];
+        if (lane.jobs.size() >= max_pending_per_uid_) return false;
+        if (lane.jobs.empty()) turns_.push_back(uid);
+        lane.jobs.push_back(std::move(job));
+        ++queued_;
     }
     interrupts_.fetch_add(1, std::memory_order_relaxed);
     ready_.notify_one();
@@ -365,17 +371,50 @@ void QueryPool::stop() {
     search_.reset();
 }
 
+bool QueryPool::runnable() const {
+    for (const uid_t uid : turns_) {
+        if (lanes_.at(uid).running < max_per_uid_) return true;
+    }
+    return false;
+}
+
+bool QueryPool::take_next(Job* job, uid_t* uid) {
+    auto best = turns_.end();
+    unsigned fewest = max_per_uid_;
+    for (auto it = turns_.begin(); it != turns_.end(); ++it) {
+        const unsigned running = lanes_.at(*it).running;
+        if (running < fewest) {  // strictly: on a tie the uid served longest ago goes first
+            fewest = running;
+            best = it;
+        }
+    }
+    if (best == turns_.end()) return false;
+    *uid = *best;
+    turns_.erase(best);
+    Lane& lane = lanes_.at(*uid);
+    *job = std::move(lane.jobs.front());
+    lane.jobs.pop_front();
+    ++lane.running;
+    --queued_;
+    if (!lane.jobs.empty()) turns_.push_back(*uid);
+    return true;
+}
+
 void QueryPool::main(storage::Database& db) {
     std::uint64_t warmed = 0;  // the warm_epoch_ this thread's connection last warmed up for
     std::uint64_t opened = 0;  // the open_epoch_ this thread's connection was opened for
     for (;;) {
         Job job;
+        uid_t uid = 0;
         std::shared_ptr<const storage::NameIndex> names;
         {
             std::unique_lock lock(mutex_);
+            // A job held back by its uid's bound does not wake anyone: the thread that ends
+            // one of that uid's jobs comes back here and takes it.
             ready_.wait(lock, [&] {
-                return stopping_ || !jobs_.empty() || (warmed != warm_epoch_ && running_ == 0) ||
-                       opened != open_epoch_;
+                return (stopping_ && queued_ == 0) || runnable() ||
+                       (warmed != warm_epoch_ && running_ == 0) ||
+                       (!stopping_ && opened != open_epoch_);
             });
             // Order: the file to read first, then the queued jobs, then the warm-up, which
             // only makes later jobs faster.
@@ -396,7 +435,7 @@ void QueryPool::main(storage::Database& db) {
             // Not beside a running job either: a warm-up reads the whole index on a CPU the
             // job's search workers need (a 10M-entry find by the parallel scan took 86 ms
             // with the warm-ups running beside it, more than on one worker: 69 ms).
-            if (jobs_.empty() && !stopping_ && warmed != warm_epoch_ && running_ == 0) {
+            if (queued_ == 0 && !stopping_ && warmed != warm_epoch_ && running_ == 0) {
                 const std::uint64_t epoch = warm_epoch_;
                 lock.unlock();
                 // A job queued (or stop()) meanwhile interrupts it: on an index beyond the
@@ -413,9 +452,8 @@ void QueryPool::main(storage::Database& db) {
                 }
                 continue;
             }
-            if (jobs_.empty()) return;  // stopping, and everything queued has run
-            job = std::move(jobs_.front());
-            jobs_.pop_front();
+            if (queued_ == 0 && stopping_) return;  // everything queued has run
+            if (!take_next(&job, &uid)) continue;
             names = names_;
             ++running_;
         }
@@ -428,10 +466,13 @@ void QueryPool::main(storage::Database& db) {
         } catch (...) {
             spdlog::error("query failed: unknown exception");
         }
+        job = nullptr;  // what it captured (a Responder, buffers) goes before the next job
         bool idle = false;
         {
             std::lock_guard lock(mutex_);
             idle = --running_ == 0;
+            auto lane = lanes_.find(uid);
+            if (--lane->second.running == 0 && lane->second.jobs.empty()) lanes_.erase(lane);
         }
         if (idle) ready_.notify_all();  // warm-ups held back by this job may start
     }

@@ -55,29 +55,33 @@ ipc::NameIndexInfo name_index_info(const NameIndexStats& n) {
     return out;
 }
 
-ipc::Error hidden(std::string_view path) {
-    return ipc::make_error(ipc::ErrorKind::PermissionDenied,
-                           "you cannot see " + ipc::display_bytes(path),
-                           nlohmann::json{{"path", ipc::encode_bytes(path)}});
-}
-
 // Query thread: resolve every path first (nothing is queued if one is bad), then queue them.
 // Each path is checked against the caller's visibility before the daemon resolves it with its
 // own rights, and again after: otherwise NoSuchPath/NotADirectory and the canonical root in the
 // reply would tell a caller what exists below directories they cannot search
-// (docs/security.md). A hidden path answers PermissionDenied whether it exists or not.
+// (docs/security.md). A hidden path answers exactly as a path that does not exist (NoSuchPath,
+// the same message), without the hint about roots still in the index, which would say that a
+// hidden root is indexed. A caller who does not see everything (a control-group member) gets
+// her paths resolved without following symlinks (RootSymlinks::Refuse): a symlink of hers, or
+// one she swaps in while the path is resolved, cannot make the daemon index another directory
+// under a name she chose; the walk opens the root by descriptor again, also without symlinks.
 void scan(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer, ipc::ScanParams p,
           ipc::Responder r) {
     const CallerView view = make_caller_view(ctx.seams, peer);
     const PathFilter& visible = view.can_see;
+    const RootSymlinks symlinks =
+        view.sees_everything ? RootSymlinks::Follow : RootSymlinks::Refuse;
     std::vector<std::string> roots;
     for (const std::string& path : p.paths) {
         if (!path.empty() && path.front() == '/' && !visible(ipc::lexically_normal(path))) {
-            r.fail(hidden(path));
+            r.fail(no_such_scan_root(path));
             return;
         }
-        auto root = resolve_scan_root(path);
-        if (root && !visible(root.value())) root = hidden(path);
+        auto root = resolve_scan_root(path, symlinks);
+        if (root && !visible(root.value())) {
+            r.fail(no_such_scan_root(path));
+            return;
+        }
         if (!root) root = explain_vanished_root(ctx, q, path, root.error());
         if (!root) {
             spdlog::debug("scan refused for uid {}: {}", peer.uid, root.error().message);
@@ -302,7 +306,7 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
                 return;
             }
             const ipc::PeerCredentials peer = call.peer;
-            submit_query(ctx, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
+            submit_query(ctx, peer, r, [&ctx, peer, p = std::move(p), r](QueryContext& q) mutable {
                 scan(ctx, q, peer, std::move(p), std::move(r));
             });
         });
@@ -329,7 +333,7 @@ void register_scan_handlers(ipc::Server& server, HandlerContext& ctx) {
     server.add_method(std::string(ipc::method::kStatus),
                       [&ctx](const ipc::Call& call, ipc::Responder r) {
                           const ipc::PeerCredentials peer = call.peer;
-                          submit_query(ctx, r, [&ctx, peer, r](QueryContext& q) mutable {
+                          submit_query(ctx, peer, r, [&ctx, peer, r](QueryContext& q) mutable {
                               status(ctx, q, peer, std::move(r));
                           });
                       });

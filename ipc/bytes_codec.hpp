@@ -28,8 +28,16 @@ Result<std::string> decode_bytes(const nlohmann::json& value, std::string_view f
 // lossy. Machines use decode_bytes.
 std::string display_bytes(std::string_view bytes);
 
-// For log lines: display_bytes with control characters escaped (\n, \t, \xHH), so that a
-// name cannot end a log line early or forge the next one. Lossy too, not for machines.
+// For log lines: the one formatting of file-system bytes (and of any text that may hold them)
+// in the daemon's log. Printable ASCII and well-formed UTF-8 stay as they are; \n and \t
+// become "\n" and "\t"; every other control byte (ESC, CR, DEL...), each byte that is not
+// well-formed UTF-8, and the bytes of the C1 controls (U+0080 to U+009F) and of U+2028/U+2029
+// become "\xHH". So a name can neither end a log line early, forge the next one, nor send a
+// terminal escape sequence. A backslash is kept as it is: the output is printable and valid
+// UTF-8, hence log_bytes(log_bytes(x)) == log_bytes(x), which is what lets the daemon's log
+// sink apply it to every whole message (daemon/logging.cpp) without escaping twice what was
+// escaped here. The price: "\n" in a log line may also be a backslash and an n in the name.
+// For people reading the log, not for machines (those use the index, encode_bytes).
 std::string log_bytes(std::string_view bytes);
 
 }  // namespace wsindex::ipc

@@ -19,8 +19,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Limits above the clients (all of one uid): each has one connection and one query in flight.
-printf 'max_pending_queries = %d\nmax_connections = %d\nmax_connections_per_uid = %d\n' \
+# Limits above the clients (all of one uid): each has one connection and one query in flight;
+# and every query thread for that uid (the per-uid bound would leave one idle for other users).
+printf 'max_pending_queries = %d\nmax_connections = %d\nmax_connections_per_uid = %d\nmax_queries_per_uid = 64\n' \
     $((clients * 2 + 16)) $((clients * 2 + 16)) $((clients * 2 + 16)) >"$work/conf"
 "$bin/wsindexd" --config "$work/conf" --socket "$work/s" --db "$work/index.db" 2>"$work/log" &
 pid=$!

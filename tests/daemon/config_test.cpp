@@ -104,6 +104,13 @@ bool contains(const std::vector<std::string>& list, std::string_view item) {
     return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// The per-uid bound of the query pool: 0 (the pool's default, query_threads - 1) unless set.
+TEST(Config, MaxQueriesPerUid) {
+    EXPECT_EQ(parse_ok("").max_queries_per_uid, 0u);
+    EXPECT_EQ(parse_ok("max_queries_per_uid = 3\n").max_queries_per_uid, 3u);
+    EXPECT_FALSE(parse_error("max_queries_per_uid = 65\n").empty());
+}
+
 TEST(Config, WithoutAFileThePseudoFileSystemsArePruned) {
     ConfigResult r = resolve_config(CommandLine{});
     ASSERT_TRUE(std::holds_alternative<Config>(r));

@@ -359,15 +359,18 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
     EXPECT_EQ(call_error(ipc::method::kDu, {{"path", tree + "/dir1"}}).kind,
               ipc::ErrorKind::PermissionDenied);
 
-    // A path the caller cannot see is refused the same way whether it exists or not.
-    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir1"}}}).kind,
-              ipc::ErrorKind::PermissionDenied);
-    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir1/missing"}}}).kind,
-              ipc::ErrorKind::PermissionDenied);
-    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/dir0/../dir1/"}}}).kind,
-              ipc::ErrorKind::PermissionDenied);
-    EXPECT_EQ(call_error(ipc::method::kScan, {{"paths", {tree + "/missing"}}}).kind,
-              ipc::ErrorKind::NoSuchPath);
+    // A path the caller cannot see answers as a path that does not exist, whether it exists
+    // or not: the same kind and message.
+    const std::string missing = tree + "/missing";
+    const ipc::Error absent = call_error(ipc::method::kScan, {{"paths", {missing}}});
+    EXPECT_EQ(absent.kind, ipc::ErrorKind::NoSuchPath);
+    for (const std::string& hidden :
+         {tree + "/dir1", tree + "/dir1/missing", tree + "/dir0/../dir1/"}) {
+        const ipc::Error e = call_error(ipc::method::kScan, {{"paths", {hidden}}});
+        EXPECT_EQ(e.kind, ipc::ErrorKind::NoSuchPath) << hidden;
+        EXPECT_EQ(e.message, "no such path: " + hidden);
+    }
+    EXPECT_EQ(absent.message, "no such path: " + missing);
 
     stop();  // the control flag is read by the io thread: change it while nothing runs
     allow_control = false;

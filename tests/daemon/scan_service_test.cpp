@@ -17,6 +17,7 @@
 #include "daemon/index_queries.hpp"
 #include "daemon/scan_root.hpp"
 #include "daemon/thread_priority.hpp"
+#include "ipc/path_text.hpp"
 #include "storage/database.hpp"
 #include "storage/queries.hpp"
 #include "tests/daemon/support/daemon_test_support.hpp"
@@ -138,6 +139,45 @@ TEST(ScanRoot, TypedErrorsBeforeQueueing) {
     auto messy = resolve_scan_root(dir.path() + "//sub/./");
     ASSERT_TRUE(messy.ok());
     EXPECT_EQ(messy.value(), canonical);
+}
+
+// A control-group member's paths: no symlink followed in any component, ".." lexical, and a
+// missing path answers as no_such_scan_root (which a hidden one answers too).
+TEST(ScanRoot, RefuseFollowsNoSymlink) {
+    TempDir dir;
+    test::write_file(dir / "file", 3);
+    std::filesystem::create_directories(dir / "sub/deeper");
+    std::filesystem::create_symlink(dir / "sub", dir / "link");
+    const std::string base = std::filesystem::canonical(dir.path()).string();
+    ASSERT_EQ(base, ipc::lexically_normal(dir.path())) << "the temporary directory has a symlink";
+
+    for (const std::string& path : {dir / "link", dir / "link/", dir / "link/deeper",
+                                    dir / "link/.", dir / "link/deeper/.."}) {
+        SCOPED_TRACE(path);
+        auto r = resolve_scan_root(path, RootSymlinks::Refuse);
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().kind, ipc::ErrorKind::NotADirectory);
+        EXPECT_NE(r.error().message.find("symbolic link"), std::string::npos) << r.error().message;
+    }
+    auto sub = resolve_scan_root(dir.path() + "//sub/./deeper/../", RootSymlinks::Refuse);
+    ASSERT_TRUE(sub.ok()) << sub.error().message;
+    EXPECT_EQ(sub.value(), base + "/sub");
+
+    auto file = resolve_scan_root(dir / "file", RootSymlinks::Refuse);
+    ASSERT_FALSE(file.ok());
+    EXPECT_EQ(file.error().kind, ipc::ErrorKind::NotADirectory);
+    const std::string missing_path = dir / "missing/x";
+    auto missing = resolve_scan_root(missing_path, RootSymlinks::Refuse);
+    ASSERT_FALSE(missing.ok());
+    const ipc::Error expected = no_such_scan_root(missing_path);
+    EXPECT_EQ(missing.error().kind, expected.kind);
+    EXPECT_EQ(missing.error().message, expected.message);
+    EXPECT_EQ(missing.error().details, expected.details);
+
+    // Root's resolution still follows it, to the directory's own path.
+    auto followed = resolve_scan_root(dir / "link/deeper", RootSymlinks::Follow);
+    ASSERT_TRUE(followed.ok());
+    EXPECT_EQ(followed.value(), base + "/sub/deeper");
 }
 
 TEST(ScanService, ScanCompletesWithCountsInTheIndex) {

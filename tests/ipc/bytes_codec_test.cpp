@@ -113,7 +113,28 @@ TEST(BytesCodec, LogBytesKeepsANameOnOneLine) {
               "a\\n2026-12-05 00:00:00.000 error forged");
     EXPECT_EQ(log_bytes("tab\there\r\x01\x7f"), "tab\\there\\x0d\\x01\\x7f");
     EXPECT_EQ(log_bytes("caf\xc3\xa9 \\ /x"), "caf\xc3\xa9 \\ /x");  // kept as it is
-    EXPECT_EQ(log_bytes("bad\xff"), display_bytes("bad\xff"));       // lossy like display
+    // Not UTF-8: each byte as it is in the name.
+    EXPECT_EQ(log_bytes("bad\xff\xc3(\xe2\x82"), "bad\\xff\\xc3(\\xe2\\x82");
+    // Terminal escapes: ESC, and CSI as a C1 control in UTF-8; line separators.
+    EXPECT_EQ(log_bytes("\x1b[2J\xc2\x9b"
+                        "31m"),
+              "\\x1b[2J\\xc2\\x9b"
+              "31m");
+    EXPECT_EQ(log_bytes("a\xe2\x80\xa8"
+                        "b\xe2\x80\xa9"),
+              "a\\xe2\\x80\\xa8b\\xe2\\x80\\xa9");
+    EXPECT_EQ(log_bytes("\xc2\xa0\xf0\x9f\x98\x80"), "\xc2\xa0\xf0\x9f\x98\x80");  // NBSP, emoji
+    EXPECT_EQ(log_bytes(std::string("nul\0x", 5)), "nul\\x00x");
+}
+
+// The log sink applies log_bytes to whole messages that may hold its own output: nothing is
+// escaped twice.
+TEST(BytesCodec, LogBytesIsIdempotent) {
+    for (const std::string& s : {std::string("a\nb\tc\x1b[31m\xff\xc2\x9b\\x41"),
+                                 std::string("plain /path"), std::string("\xe2\x80\xa8\x7f")}) {
+        const std::string once = log_bytes(s);
+        EXPECT_EQ(log_bytes(once), once) << once;
+    }
 }
 
 TEST(BytesCodec, ValidUtf8IsAPlainString) {

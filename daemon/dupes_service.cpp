@@ -178,6 +178,19 @@ void DupesService::stop() {
     runs_.clear();
 }
 
+bool DupesService::sees_every_directory(const DupesRequest& request, const CallerView& view) {
+    if (view.sees_everything) return true;
+    if (request.roots.empty()) return false;  // everywhere: "/" is not anyone's whole
+    for (const std::string& root : request.roots) {
+        bool all = false;
+        if (!view.can_list(root)) return false;
+        if (auto st = candidates_.subtree_all_listable(root, view.can_list, &all); !st || !all) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void DupesService::run(RunState& state, DupesRequest request, Seams seams,
                        ipc::PeerCredentials peer, ipc::Responder responder) {
     if (auto st = set_thread_priority(kDupesNice, IoClass::Idle); !st) {
@@ -302,9 +315,11 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     reply.files_read = result.read.files;
     reply.bytes_read = result.read.bytes;
     reply.changed = std::move(result.changed);
+    const std::uint64_t elapsed_ms = ms_since(state.started);
     // The time grows with the files of a size under directories the caller may not see: only
-    // for a caller from whom no candidate was hidden (docs/security.md).
-    reply.elapsed_ms = view.sees_everything || result.hidden == 0 ? ms_since(state.started) : 0;
+    // for a caller who may list every directory below every path asked for (docs/security.md;
+    // a path that is not indexed, or hidden, answers alike: 0).
+    reply.elapsed_ms = sees_every_directory(request, view) ? elapsed_ms : 0;
     state.answered = true;
     responder.reply_text(ipc::dupes_reply_text(reply));
     spdlog::info("dupes: reply sent in {} ms", ms_since(reply_started));

@@ -67,6 +67,8 @@ class DupesService {
     void run(RunState& state, DupesRequest request, Seams seams, ipc::PeerCredentials peer,
              ipc::Responder responder);
     void reap_locked();
+    // May `view` list every directory below every path `request` asks for?
+    bool sees_every_directory(const DupesRequest& request, const CallerView& view);
 
     DupesServiceOptions options_;
     // The last listing of candidates, shared by the runs (a second run over an unchanged index

@@ -144,7 +144,7 @@ TEST_F(HiddenPaths, LiveCountersOnlyForCallersWhoMayListEveryRoot) {
 }
 
 // Before: the dupes reply's elapsed_ms counted the work on candidates the caller may not see.
-TEST_F(HiddenPaths, DupesTimingsOnlyForCallersFromWhomNoCandidateWasHidden) {
+TEST_F(HiddenPaths, DupesTimingsOnlyForCallersWhoMayListEveryDirectoryAskedFor) {
     const Exit r = ctl_as(*bob_, {"dupes", "--json", tree_});
     ASSERT_EQ(r.code, 0) << r.out << r.err << log();
     const nlohmann::json bob = parse_json(r.out);
@@ -157,6 +157,14 @@ TEST_F(HiddenPaths, DupesTimingsOnlyForCallersFromWhomNoCandidateWasHidden) {
     const Exit own = ctl_as(*bob_, {"dupes", "--json", bob_home_});
     ASSERT_EQ(own.code, 0) << own.out << own.err;
     EXPECT_TRUE(parse_json(own.out).contains("elapsed_ms")) << own.out;
+    // A hidden path and one that does not exist answer alike.
+    for (const std::string& path : {alice_home_ + "/sub", alice_home_ + "/nosuch"}) {
+        const Exit h = ctl_as(*bob_, {"dupes", "--json", path});
+        ASSERT_EQ(h.code, 0) << path << h.out << h.err;
+        const nlohmann::json doc = parse_json(h.out);
+        EXPECT_EQ(doc.value("elapsed_ms", std::uint64_t{1}), 0u) << path << h.out;
+        EXPECT_EQ(doc.value("candidates", std::uint64_t{1}), 0u) << path << h.out;
+    }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -129,16 +130,46 @@ constexpr int kDirFlags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC;
 // A level above them is reopened (and checked to be the same object) when a path needs it.
 constexpr std::size_t kMaxOpenLevels = 64;
 
-// Mode, owner and ACL of the directory open as `fd` (O_PATH), `st` its fstat: all from that one
-// inode. The /proc/self/fd link names the inode itself (no path is resolved again, so a rename
-// or a symlink swap cannot substitute another one); acl_extended_file follows it to the inode.
-std::optional<DirPerm> perm_of(int fd, const struct stat& st) {
+// The size of an access ACL xattr with only the three base entries (a header of 4 bytes, 8 per
+// entry): no more than the mode says (libacl's acl_extended_file counts the same way).
+constexpr ssize_t kBaseAclBytes = 4 + 3 * 8;
+
+// Whether the inode open as `fd` has an extended access ACL: 1, 0, or -1 (cannot tell). Asked
+// with fgetxattr when `fd` is open for reading; an O_PATH descriptor has no xattr calls, so
+// then through its /proc/self/fd link, which names the inode itself too (no path is resolved
+// again, so a rename or a symlink swap cannot substitute another one) but costs a lookup in
+// /proc. A default ACL governs new files, not access: only the access ACL is asked for.
+int access_acl_state(int fd, bool readable) {
+    ssize_t n = -1;
+    if (readable) {
+        n = ::fgetxattr(fd, "system.posix_acl_access", nullptr, 0);
+    } else {
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        n = ::getxattr(link.c_str(), "system.posix_acl_access", nullptr, 0);
+    }
+    if (n > kBaseAclBytes) return 1;
+    if (n >= 0 || errno == ENODATA || errno == ENOTSUP) return 0;
+    return -1;
+}
+
+// Mode, owner and ACL of the inode open as `fd`, `st` its fstat: all from that one inode (the
+// ACL itself is read through the /proc/self/fd link).
+std::optional<DirPerm> perm_of(int fd, const struct stat& st, bool readable) {
     DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const int extended = ::acl_extended_file(link.c_str());
-    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
-    if (extended < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
+    const int acl = access_acl_state(fd, readable);
+    if (acl == 0) return perm;
+    if (acl < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
     return perm;
+}
+
+// One component below `dirfd`, never following a symlink: for reading (its ACL is then asked
+// without /proc), or O_PATH where this process may not read it (a per-user daemon). O_DIRECTORY
+// triggers an automount either way, as the path walk below it would. Sets *readable.
+int open_component(int dirfd, const char* name, bool* readable) {
+    int fd = ::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+    *readable = fd >= 0;
+    if (fd < 0 && errno == EACCES) fd = ::openat(dirfd, name, kDirFlags);
+    return fd;
 }
 
 std::size_t path_key(std::string_view path) { return std::hash<std::string_view>{}(path); }
@@ -168,15 +199,18 @@ void DirChain::reset() {
 
 // The component just opened as `fd`, at `path` ("" for "/"): a directory, the object this chain
 // reached at that path before (if it did), and granted by the judge.
-int DirChain::admit(std::string_view path, int fd) {
+int DirChain::admit(std::string_view path, int fd, bool readable) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return -errno;
     if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
     const std::pair<std::uint64_t, std::uint64_t> id{st.st_dev, st.st_ino};
     const auto [it, fresh] = seen_.try_emplace(path_key(path), id);
     if (!fresh && it->second != id) return -ESTALE;
+    last_stat_ = st;
+    last_readable_ = readable;
+    last_fd_ = fd;
     if (judge_) {
-        const std::optional<DirPerm> perm = perm_of(fd, st);
+        const std::optional<DirPerm> perm = perm_of(fd, st, readable);
         if (!perm || !judge_(*perm)) return -EACCES;
     }
     if (after_component) after_component(path.empty() ? std::string_view("/") : path);
@@ -192,11 +226,13 @@ int DirChain::reopen(std::size_t level) {
     for (std::size_t i = j + 1; i <= level; ++i) {
         const std::size_t from = levels_[i - 1].end + 1;
         const std::string name = path_.substr(from, levels_[i].end - from);
-        const int fd = ::openat(cur, name.c_str(), kDirFlags);
+        bool readable = false;
+        const int fd = open_component(cur, name.c_str(), &readable);
         const int err = errno;
         if (i - 1 > j) ::close(cur);
         if (fd < 0) return -err;
-        if (const int rc = admit(std::string_view(path_).substr(0, levels_[i].end), fd); rc != 0) {
+        if (const int rc = admit(std::string_view(path_).substr(0, levels_[i].end), fd, readable);
+            rc != 0) {
             ::close(fd);
             return rc;
         }
@@ -217,12 +253,14 @@ void DirChain::trim_open_levels() {
 }
 
 int DirChain::open(std::string_view dir) {
+    last_fd_ = -1;  // only a component admitted by this call is last_stat_'s
     if (dir.empty() || dir.front() != '/') return -EINVAL;
     while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);  // "/" is ""
     if (levels_.empty()) {
-        const int fd = ::open("/", kDirFlags);
+        bool readable = false;
+        const int fd = open_component(AT_FDCWD, "/", &readable);
         if (fd < 0) return -errno;
-        if (const int rc = admit("", fd); rc != 0) {
+        if (const int rc = admit("", fd, readable); rc != 0) {
             ::close(fd);
             return rc;
         }
@@ -254,10 +292,11 @@ int DirChain::open(std::string_view dir) {
         if (end == std::string_view::npos) end = dir.size();
         const std::string name(dir.substr(start, end - start));
         if (name.empty() || name == "." || name == "..") return -EINVAL;
-        const int fd = ::openat(levels_.back().fd, name.c_str(), kDirFlags);
+        bool readable = false;
+        const int fd = open_component(levels_.back().fd, name.c_str(), &readable);
         if (fd < 0) return -errno;
         path_.append(dir.substr(pos, end - pos));
-        if (const int rc = admit(path_, fd); rc != 0) {
+        if (const int rc = admit(path_, fd, readable); rc != 0) {
             ::close(fd);
             path_.resize(levels_.back().end);
             return rc;
@@ -272,9 +311,11 @@ int DirChain::open(std::string_view dir) {
 std::optional<DirPerm> DirChain::perm(std::string_view dir) {
     const int fd = open(dir);
     if (fd < 0) return std::nullopt;
+    if (fd == last_fd_) return perm_of(fd, last_stat_, last_readable_);
+    // A level kept from an earlier call: asked through /proc, as an O_PATH one would be.
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
-    return perm_of(fd, st);
+    return perm_of(fd, st, false);
 }
 
 std::optional<DirPerm> live_dir_perm(const std::string& dir) {
@@ -285,7 +326,7 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir) {
 std::optional<DirPerm> live_fd_perm(int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return std::nullopt;
-    return perm_of(fd, st);
+    return perm_of(fd, st, false);
 }
 
 }  // namespace wsindex::daemon

@@ -7,6 +7,7 @@
 // ACL is judged by its ACL instead (acl(5)). Unknown metadata denies.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -63,10 +64,11 @@ std::optional<DirPerm> live_dir_perm(const std::string& dir);
 // Judges one directory of a chain by its mode, owner and ACL. Empty: every directory passes.
 using DirJudge = std::function<bool(const DirPerm& perm)>;
 
-// Directories reached from "/" one component at a time, each with openat(O_PATH | O_NOFOLLOW |
-// O_DIRECTORY) relative to the descriptor of the one above and fstat'ed, so that what is judged
-// (or read) for /a/b is the directory actually reached below the /a judged just before: a user
-// who swaps a symlink into the path makes the open fail (ELOOP) instead of redirecting it, and
+// Directories reached from "/" one component at a time, each with openat(O_NOFOLLOW |
+// O_DIRECTORY; for reading, or O_PATH where this process may not read it) relative to the
+// descriptor of the one above, fstat'ed, and its ACL asked on that descriptor, so that what is
+// judged (or read) for /a/b is the directory actually reached below the /a judged just before: a
+// user who swaps a symlink into the path makes the open fail (ELOOP) instead of redirecting it, and
 // the permissions judged are those of the objects then read through (docs/security.md,
 // "Resolution by descriptor"). The descriptors of the last directory's ancestors are kept, so a
 // run of directories that share a prefix (rows in path order) opens only what differs. A path
@@ -81,7 +83,8 @@ class DirChain {
     DirChain(const DirChain&) = delete;
     DirChain& operator=(const DirChain&) = delete;
 
-    // An O_PATH descriptor of the directory `dir` (absolute, normalized; any length), owned by
+    // A descriptor of the directory `dir` (absolute, normalized; any length; open for reading
+    // or O_PATH: use it as a directory to look names up in, nothing else), owned by
     // the chain and valid until the next call; or -errno: -ELOOP a component is a symlink,
     // -ENOTDIR not a directory, -EACCES the judge refused a component (or its ACL could not be
     // read), -ESTALE a component is another object than this chain reached at that path
@@ -101,7 +104,7 @@ class DirChain {
         std::size_t end = 0;  // this level's path is path_.substr(0, end); "/" is 0
         int fd = -1;          // -1: closed to bound the descriptors held (reopened on demand)
     };
-    int admit(std::string_view path, int fd);
+    int admit(std::string_view path, int fd, bool readable);
     int reopen(std::size_t level);
     void trim_open_levels();
     void reset();
@@ -112,6 +115,11 @@ class DirChain {
     // Identity of every path this chain reached (by a hash of the path: a collision can only
     // deny).
     std::unordered_map<std::size_t, std::pair<std::uint64_t, std::uint64_t>> seen_;
+    // The stat of the component admit() accepted last, for perm() of the directory open()
+    // reached when that is the one (it was just opened): no second statx.
+    struct stat last_stat_ {};
+    bool last_readable_ = false;
+    int last_fd_ = -1;
 };
 
 // Mode, owner and access ACL of the inode open as `fd` (any type, O_PATH included), all from that

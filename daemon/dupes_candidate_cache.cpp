@@ -89,6 +89,15 @@ core::Status DupesCandidateCache::store(const std::vector<storage::HashRecord>& 
 
 // What the upsert did to each record's row, as the listing would now read it: a candidate gets
 // hashes only from a row with its own size, mtime and ctime (storage::dupe_candidates).
+core::Status DupesCandidateCache::subtree_all_listable(const std::string& path,
+                                                       const storage::DirPredicate& listable,
+                                                       bool* all) {
+    *all = false;
+    std::lock_guard lock(mu_);
+    if (auto st = open_locked(); !st) return st;
+    return storage::subtree_all_listable(db_, path, listable, all);
+}
+
 void DupesCandidateCache::apply_locked(const std::vector<storage::HashRecord>& records) {
     // The copy's names by inode (an inode's names may in principle carry another size than a
     // record of it: the row is keyed by inode alone).

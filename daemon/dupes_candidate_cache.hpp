@@ -39,6 +39,7 @@
 #include "core/status.hpp"
 #include "storage/content_hashes.hpp"
 #include "storage/database.hpp"
+#include "storage/visible_totals.hpp"
 
 namespace wsindex::daemon {
 
@@ -56,6 +57,10 @@ class DupesCandidateCache {
     // storage::store_content_hashes on the cache's connection, and the same records applied to
     // the copy.
     core::Status store(const std::vector<storage::HashRecord>& records);
+    // storage::subtree_all_listable on the cache's connection: may `listable` list every
+    // directory the index holds below `path`?
+    core::Status subtree_all_listable(const std::string& path,
+                                      const storage::DirPredicate& listable, bool* all);
 
   private:
     core::Status open_locked();

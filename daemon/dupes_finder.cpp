@@ -2,9 +2,7 @@
 // (dupes_finder.hpp).
 #include "daemon/dupes_finder.hpp"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -120,34 +118,6 @@ class StepTimer {
     std::chrono::steady_clock::time_point started_;
 };
 
-// The last directory one worker looked at, open as O_PATH: the files it checks come sorted by
-// path, so most lookups reuse it. Intermediate components are resolved as a whole-path lookup
-// would (the last component of a file is never followed).
-class OpenDirectory {
-  public:
-    OpenDirectory() = default;
-    OpenDirectory(const OpenDirectory&) = delete;
-    OpenDirectory& operator=(const OpenDirectory&) = delete;
-    OpenDirectory(OpenDirectory&& other) noexcept
-        : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
-    OpenDirectory& operator=(OpenDirectory&&) = delete;
-    ~OpenDirectory() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    // A descriptor of `dir` (ending in '/'), or -1 when it cannot be opened.
-    int open(std::string_view dir) {
-        if (fd_ >= 0 && dir == path_) return fd_;
-        if (fd_ >= 0) ::close(fd_);
-        path_.assign(dir);
-        fd_ = ::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return fd_;
-    }
-
-  private:
-    std::string path_;
-    int fd_ = -1;
-};
-
 bool alive(const Item& i) { return i.outcome == HashOutcome::Hashed; }
 
 bool small(const Item& i) { return i.file.inode.size <= 2 * kPartialBytes; }
@@ -217,10 +187,10 @@ class Run {
             }
         }
         if (auto st = phase(DupesPhase::Partial, need_partial,
-                            [](FileHasher& h, Item& it, unsigned /*worker*/) {
+                            [](FileHasher& h, DirChain& dirs, Item& it) {
                                 storage::Hash128 hash{};
-                                it.outcome = h.partial(it.file.names.front(), it.file.inode, &hash,
-                                                       &it.read);
+                                it.outcome = h.partial(dirs, it.file.names.front(), it.file.inode,
+                                                       &hash, &it.read);
                                 if (it.outcome != HashOutcome::Hashed) return;
                                 it.partial = hash;
                                 it.partial_new = true;
@@ -249,10 +219,10 @@ class Run {
             }
         }
         if (auto st = phase(DupesPhase::Full, need_full,
-                            [](FileHasher& h, Item& it, unsigned /*worker*/) {
+                            [](FileHasher& h, DirChain& dirs, Item& it) {
                                 storage::Hash128 hash{};
-                                it.outcome =
-                                    h.full(it.file.names.front(), it.file.inode, &hash, &it.read);
+                                it.outcome = h.full(dirs, it.file.names.front(), it.file.inode,
+                                                    &hash, &it.read);
                                 if (it.outcome != HashOutcome::Hashed) return;
                                 it.full = hash;
                                 it.full_new = true;
@@ -314,6 +284,7 @@ class Run {
         for (storage::DupeCandidate& c : rows) {
             if (env_.can_see && !env_.can_see(c.path)) {
                 hidden = true;
+                ++out_->hidden;
                 continue;
             }
             if (items.empty() || items.back().file.inode.dev != c.dev ||
@@ -343,14 +314,14 @@ class Run {
 
     // The check of the files whose hashes all came from the cache (see go()), on the executor
     // that reads no content. The files go by path, so that each worker meets the files of one
-    // directory one after another and looks the directory up once (OpenDirectory). Their paths
-    // and inodes are first copied, in that order, into one buffer: the items are large and in
-    // size order, and walking them in path order missed the cache on nearly every file.
+    // directory one after another and its DirChain reaches the directory once. Their paths and
+    // inodes are first copied, in that order, into one buffer: the items are large and in size
+    // order, and walking them in path order missed the cache on nearly every file.
     core::Status check_cached(const std::vector<std::size_t>& check) {
         const StepTimer timer(out_, DupesPhase::Checking);
         struct Target {
-            std::size_t path;   // offset in `paths` of the NUL-terminated path
-            std::size_t slash;  // of its last '/', from `path`
+            std::size_t path;  // offset in `paths`
+            std::size_t size;  // of the path
             IndexedInode inode;
             std::size_t item;
         };
@@ -359,7 +330,7 @@ class Run {
         std::size_t bytes = 0;
         for (std::size_t i : check) {
             by_path.emplace_back(items_[i].file.names.front(), i);
-            bytes += by_path.back().first.size() + 1;
+            bytes += by_path.back().first.size();
         }
         std::sort(by_path.begin(), by_path.end());
         std::string paths;
@@ -368,15 +339,15 @@ class Run {
         targets.reserve(check.size());
         std::uint64_t sizes = 0;
         for (const auto& [path, i] : by_path) {
-            targets.push_back({paths.size(), path.rfind('/'), items_[i].file.inode, i});
-            paths.append(path).push_back('\0');
+            targets.push_back({paths.size(), path.size(), items_[i].file.inode, i});
+            paths.append(path);
             sizes += static_cast<std::uint64_t>(items_[i].file.inode.size);
         }
 
         env_.progress.start_phase(DupesPhase::Checking, targets.size(), sizes);
         if (targets.empty()) return {};
         std::vector<HashOutcome> outcomes(targets.size(), HashOutcome::Hashed);
-        std::vector<OpenDirectory> dirs(env_.executor.size());
+        std::vector<DirChain> dirs = chains(env_.executor.size());
         FileHasher hasher(env_.may_read);
         const core::Status st = env_.executor.parallel_for(
             targets.size(),
@@ -384,10 +355,8 @@ class Run {
                 std::uint64_t done = 0;
                 for (std::size_t k = begin; k < end; ++k) {
                     const Target& t = targets[k];
-                    const char* path = paths.c_str() + t.path;
-                    const int dir_fd = dirs[worker].open(std::string_view(path, t.slash + 1));
-                    outcomes[k] = dir_fd < 0 ? hasher.check_at(AT_FDCWD, path, t.inode)
-                                             : hasher.check_at(dir_fd, path + t.slash + 1, t.inode);
+                    outcomes[k] = hasher.check(
+                        dirs[worker], std::string_view(paths).substr(t.path, t.size), t.inode);
                     done += static_cast<std::uint64_t>(t.inode.size);
                 }
                 // Once per chunk: the counters are shared, and a chunk takes microseconds.
@@ -399,6 +368,15 @@ class Run {
         for (std::size_t k = 0; k < targets.size(); ++k)
             items_[targets[k].item].outcome = outcomes[k];
         return {};
+    }
+
+    // One DirChain per worker of an executor, each judging directories as the caller's
+    // (DupesEnvironment::may_list).
+    std::vector<DirChain> chains(unsigned workers) const {
+        std::vector<DirChain> out;
+        out.reserve(workers);
+        for (unsigned w = 0; w < workers; ++w) out.emplace_back(env_.may_list);
+        return out;
     }
 
     // Where the steps that read content run (DupesEnvironment::readers).
@@ -415,6 +393,7 @@ class Run {
         core::RangeExecutor& executor = which == DupesPhase::Checking ? env_.executor : readers();
         const std::stop_token stop = stop_;
         FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
+        std::vector<DirChain> dirs = chains(executor.size());
         const core::Status st = executor.parallel_for(
             indices.size(),
             [&](std::size_t begin, std::size_t end, unsigned worker) {
@@ -425,7 +404,7 @@ class Run {
                 for (std::size_t k = begin; k < end; ++k) {
                     Item& it = items_[indices[k]];
                     const std::uint64_t before = it.read.bytes;
-                    fn(hasher, it, worker);
+                    fn(hasher, dirs[worker], it);
                     sizes += static_cast<std::uint64_t>(it.file.inode.size);
                     read += it.read.bytes - before;
                     if (it.read.bytes != before) {
@@ -490,6 +469,7 @@ class Run {
             FileHasher hasher(env_.may_read, [stop] { return stop.stop_requested(); });
             std::atomic<bool> was_cancelled{false};
             core::RangeExecutor& executor = readers();
+            std::vector<DirChain> dirs = chains(executor.size());
             const core::Status st = executor.parallel_for(
                 pending.size(),
                 [&](std::size_t begin, std::size_t end, unsigned worker) {
@@ -502,7 +482,7 @@ class Run {
                             ReadCounters read;
                             bool equal = false;
                             const HashOutcome o = hasher.same_content(
-                                first.file.names.front(), first.file.inode,
+                                dirs[worker], first.file.names.front(), first.file.inode,
                                 other.file.names.front(), other.file.inode, &equal, &read);
                             env_.progress.file_done(
                                 worker, static_cast<std::uint64_t>(other.file.inode.size),

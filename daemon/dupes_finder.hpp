@@ -60,6 +60,7 @@ struct DupesResult {
     std::vector<std::string> changed;  // a name of each inode that changed since it was indexed
     std::uint64_t candidates = 0;      // inodes that shared a size (visible to the caller)
     std::uint64_t unreadable = 0;      // inodes left out: the caller may not read them, or failed
+    std::uint64_t hidden = 0;          // candidate names left out: the caller may not see them
     std::uint64_t cached = 0;          // hashes taken from the index instead of reading
     std::uint64_t hashed = 0;          // hashes computed (partial and full)
     ReadCounters read;                 // content read by this run
@@ -133,6 +134,10 @@ struct DupesEnvironment {
     // Where candidates are listed and hashes stored: the daemon's copy of the last listing
     // (daemon/dupes_candidate_cache.hpp), with a connection of its own. Null: `db`.
     DupesCandidateCache* candidates = nullptr;
+    // The caller's check of every directory from "/" down to a file's, made on the descriptors
+    // the file is then opened from (daemon/file_hash.hpp): r and x, as `can_see` judged by path
+    // when the names were listed. Empty: every directory.
+    DirJudge may_list;
 };
 
 // Runs the steps above. operation_canceled when `stop` was requested (nothing is reported;

@@ -52,8 +52,12 @@ struct DupesService::RunState {
     bool done = false;  // guarded by the service's mu_
     // Set just before the final reply: a caller who got it must not see the run in Status.
     std::atomic<bool> answered{false};
+    // The run's caller sees every directory (root, the daemon's own user): only then do its
+    // timings say nothing about directories hidden from it (docs/security.md).
+    std::atomic<bool> timings{false};
 
-    [[nodiscard]] ipc::DupesProgressInfo info() const {
+    // With `with_timings` false, elapsed_ms and bytes_per_second stay 0.
+    [[nodiscard]] ipc::DupesProgressInfo info(bool with_timings) const {
         const DupesProgress::Snapshot s = progress.snapshot();
         ipc::DupesProgressInfo out;
         out.run_id = id;
@@ -64,9 +68,12 @@ struct DupesService::RunState {
         out.bytes_done = s.bytes_done;
         out.bytes_total = s.bytes_total;
         out.bytes_read = s.bytes_read;
-        out.elapsed_ms = ms_since(started);
-        out.bytes_per_second =
-            out.elapsed_ms == 0 ? 0.0 : static_cast<double>(s.bytes_read) * 1000.0 / out.elapsed_ms;
+        if (with_timings && timings.load()) {
+            out.elapsed_ms = ms_since(started);
+            out.bytes_per_second =
+                out.elapsed_ms == 0 ? 0.0
+                                    : static_cast<double>(s.bytes_read) * 1000.0 / out.elapsed_ms;
+        }
         for (std::size_t i = 0; i < s.workers.size(); ++i) {
             ipc::DupesWorkerInfo w;
             w.files = s.workers[i].items;
@@ -134,12 +141,13 @@ std::size_t DupesService::cancel(std::optional<uid_t> uid) {
     return n;
 }
 
-std::vector<ipc::DupesProgressInfo> DupesService::progress(std::optional<uid_t> uid) const {
+std::vector<ipc::DupesProgressInfo> DupesService::progress(std::optional<uid_t> uid, uid_t viewer,
+                                                           bool viewer_sees_everything) const {
     std::lock_guard lock(mu_);
     std::vector<ipc::DupesProgressInfo> out;
     for (const auto& r : runs_) {
         if (r->done || r->answered.load() || (uid && r->uid != *uid)) continue;
-        out.push_back(r->info());
+        out.push_back(r->info(viewer_sees_everything || r->uid == viewer));
     }
     return out;
 }
@@ -170,22 +178,43 @@ void DupesService::stop() {
     runs_.clear();
 }
 
+bool DupesService::sees_every_directory(const DupesRequest& request, const CallerView& view) {
+    if (view.sees_everything) return true;
+    if (request.roots.empty()) return false;  // everywhere: "/" is not anyone's whole
+    for (const std::string& root : request.roots) {
+        bool all = false;
+        if (!view.can_list(root)) return false;
+        if (auto st = candidates_.subtree_all_listable(root, view.can_list, &all); !st || !all) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void DupesService::run(RunState& state, DupesRequest request, Seams seams,
                        ipc::PeerCredentials peer, ipc::Responder responder) {
     if (auto st = set_thread_priority(kDupesNice, IoClass::Idle); !st) {
         spdlog::debug("dupes: lowering the priority: {}", st.to_string());
     }
     // Visibility and read permission, resolved here (they read /proc and the file system).
+    // The directories of the files read are judged again on the descriptors the files are
+    // opened from (may_list), as can_see judged their paths.
     CallerView view = make_caller_view(seams, peer);
+    state.timings = view.sees_everything;
     ReadPermission may_read;
+    DirJudge may_list;
     if (!view.sees_everything) {
         std::optional<Caller> caller = resolve_caller(peer);
         if (!caller) {
             may_read = [](int) { return false; };
+            may_list = [](const DirPerm&) { return false; };
         } else {
             may_read = [caller = *caller](int fd) {
                 const std::optional<DirPerm> perm = live_fd_perm(fd);
                 return perm && permits(caller, *perm, kRead);
+            };
+            may_list = [caller = *caller](const DirPerm& perm) {
+                return permits(caller, perm, kRead | kSearch);
             };
         }
     }
@@ -213,16 +242,16 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
             std::unique_lock lock(tick_mu);
             while (!tick_cv.wait_for(lock, kProgressInterval, [&] { return finished; })) {
                 ipc::DupesReply p;
-                p.progress = state.info();
+                p.progress = state.info(true);
                 (void)responder.try_more(ipc::to_json(p));
             }
         });
     }
     // The index is read and written through candidates_ (its own connection, kept open).
     DupesEnvironment env{
-        nullptr,     executor,       view.sees_everything ? NameFilter{} : view.can_see,
-        may_read,    state.progress, make_readers,
-        &candidates_};
+        nullptr,      executor,       view.sees_everything ? NameFilter{} : view.can_see,
+        may_read,     state.progress, make_readers,
+        &candidates_, may_list};
     DupesResult result;
     const std::uint64_t setup_ms = ms_since(state.started);
     const core::Status st = find_dupes(env, request, state.stop.get_token(), &result);
@@ -286,7 +315,11 @@ void DupesService::run(RunState& state, DupesRequest request, Seams seams,
     reply.files_read = result.read.files;
     reply.bytes_read = result.read.bytes;
     reply.changed = std::move(result.changed);
-    reply.elapsed_ms = ms_since(state.started);
+    const std::uint64_t elapsed_ms = ms_since(state.started);
+    // The time grows with the files of a size under directories the caller may not see: only
+    // for a caller who may list every directory below every path asked for (docs/security.md;
+    // a path that is not indexed, or hidden, answers alike: 0).
+    reply.elapsed_ms = sees_every_directory(request, view) ? elapsed_ms : 0;
     state.answered = true;
     responder.reply_text(ipc::dupes_reply_text(reply));
     spdlog::info("dupes: reply sent in {} ms", ms_since(reply_started));

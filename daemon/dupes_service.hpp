@@ -54,8 +54,11 @@ class DupesService {
                ipc::Responder responder);
     // Cancels the runs of `uid` (nullopt: every run); returns how many.
     std::size_t cancel(std::optional<uid_t> uid);
-    // Progress of the runs of `uid` (nullopt: every run).
-    std::vector<ipc::DupesProgressInfo> progress(std::optional<uid_t> uid) const;
+    // Progress of the runs of `uid` (nullopt: every run), as `viewer` may see it: a run's
+    // timings (elapsed_ms, bytes_per_second) are 0 unless its own caller saw every directory
+    // (DupesService::run) and the viewer is that caller or sees everything.
+    std::vector<ipc::DupesProgressInfo> progress(std::optional<uid_t> uid, uid_t viewer,
+                                                 bool viewer_sees_everything) const;
     // Cancels every run and joins their threads. Idempotent.
     void stop();
 
@@ -64,6 +67,8 @@ class DupesService {
     void run(RunState& state, DupesRequest request, Seams seams, ipc::PeerCredentials peer,
              ipc::Responder responder);
     void reap_locked();
+    // May `view` list every directory below every path `request` asks for?
+    bool sees_every_directory(const DupesRequest& request, const CallerView& view);
 
     DupesServiceOptions options_;
     // The last listing of candidates, shared by the runs (a second run over an unchanged index

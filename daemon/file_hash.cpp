@@ -80,11 +80,35 @@ bool first_page_cached(int fd) {
     return ::preadv2(fd, &iov, 1, 0, RWF_NOWAIT) == 1;
 }
 
-// `name` relative to the directory `dir_fd` (AT_FDCWD: `name` is a whole path).
-OpenedFile open_checked(int dir_fd, const char* name, const IndexedInode& expect,
+// What a failed DirChain::open means for the file below: the path no longer leads to the
+// directory the index holds there (a symlink, another object, gone) or the caller may not
+// list it.
+HashOutcome dir_outcome(int err) {
+    switch (err) {
+        case -ELOOP:
+        case -ENOTDIR:
+        case -ENOENT:
+        case -ESTALE:
+            return HashOutcome::Changed;
+        default:
+            return HashOutcome::Unreadable;
+    }
+}
+
+// The file at absolute `path`, its directory reached with `dirs` and the file opened relative to
+// that descriptor (file_hash.hpp).
+OpenedFile open_checked(DirChain& dirs, std::string_view path, const IndexedInode& expect,
                         const ReadPermission& may_read, bool for_reading) {
     OpenedFile r;
-    const int pfd = ::openat(dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash + 1 == path.size()) return r;
+    const int dir_fd = dirs.open(slash == 0 ? std::string_view("/") : path.substr(0, slash));
+    if (dir_fd < 0) {
+        r.outcome = dir_outcome(dir_fd);
+        return r;
+    }
+    const std::string name(path.substr(slash + 1));
+    const int pfd = ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
     if (pfd < 0) {
         r.outcome =
             errno == ENOENT || errno == ELOOP ? HashOutcome::Changed : HashOutcome::Unreadable;
@@ -130,26 +154,26 @@ HashOutcome finish_read(const OpenedFile& f, const IndexedInode& expect) {
 
 }  // namespace
 
-HashOutcome FileHasher::check(const std::string& path, const IndexedInode& expect) {
-    return check_at(AT_FDCWD, path.c_str(), expect);
-}
-
-HashOutcome FileHasher::check_at(int dir_fd, const char* name, const IndexedInode& expect) {
-    if (!may_read_) {
-        // Anyone may read it: one stat, no descriptor (no symlink followed either).
-        struct stat st {};
-        if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0) {
-            return errno == ENOENT ? HashOutcome::Changed : HashOutcome::Unreadable;
-        }
-        return matches(st, expect) ? HashOutcome::Hashed : HashOutcome::Changed;
+HashOutcome FileHasher::check(DirChain& dirs, std::string_view path, const IndexedInode& expect) {
+    if (may_read_) return open_checked(dirs, path, expect, may_read_, false).outcome;
+    // Anyone may read it: one stat relative to the directory reached, no descriptor (no symlink
+    // followed either), compared with the index like an opened file.
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string_view::npos || slash + 1 == path.size()) return HashOutcome::Unreadable;
+    const int dir_fd = dirs.open(slash == 0 ? std::string_view("/") : path.substr(0, slash));
+    if (dir_fd < 0) return dir_outcome(dir_fd);
+    const std::string name(path.substr(slash + 1));
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0) {
+        return errno == ENOENT ? HashOutcome::Changed : HashOutcome::Unreadable;
     }
-    return open_checked(dir_fd, name, expect, may_read_, false).outcome;
+    return matches(st, expect) ? HashOutcome::Hashed : HashOutcome::Changed;
 }
 
-HashOutcome FileHasher::partial(const std::string& path, const IndexedInode& expect,
+HashOutcome FileHasher::partial(DirChain& dirs, const std::string& path, const IndexedInode& expect,
                                 storage::Hash128* out, ReadCounters* counters) {
     if (expect.size > 2 * kPartialBytes) {
-        OpenedFile f = open_checked(AT_FDCWD, path.c_str(), expect, may_read_, true);
+        OpenedFile f = open_checked(dirs, path, expect, may_read_, true);
         if (f.fd < 0) return f.outcome;
         Fd fd(f.fd);
         char buf[2 * kPartialBytes];
@@ -166,12 +190,12 @@ HashOutcome FileHasher::partial(const std::string& path, const IndexedInode& exp
         if (after == HashOutcome::Hashed) *out = to_hash(XXH3_128bits(buf, head + tail));
         return after;
     }
-    return full(path, expect, out, counters);
+    return full(dirs, path, expect, out, counters);
 }
 
-HashOutcome FileHasher::full(const std::string& path, const IndexedInode& expect,
+HashOutcome FileHasher::full(DirChain& dirs, const std::string& path, const IndexedInode& expect,
                              storage::Hash128* out, ReadCounters* counters) {
-    OpenedFile f = open_checked(AT_FDCWD, path.c_str(), expect, may_read_, true);
+    OpenedFile f = open_checked(dirs, path, expect, may_read_, true);
     if (f.fd < 0) return f.outcome;
     Fd fd(f.fd);
     (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -199,14 +223,14 @@ HashOutcome FileHasher::full(const std::string& path, const IndexedInode& expect
     return after;
 }
 
-HashOutcome FileHasher::same_content(const std::string& a_path, const IndexedInode& a,
-                                     const std::string& b_path, const IndexedInode& b, bool* equal,
-                                     ReadCounters* counters) {
+HashOutcome FileHasher::same_content(DirChain& dirs, const std::string& a_path,
+                                     const IndexedInode& a, const std::string& b_path,
+                                     const IndexedInode& b, bool* equal, ReadCounters* counters) {
     *equal = false;
-    OpenedFile fa = open_checked(AT_FDCWD, a_path.c_str(), a, may_read_, true);
+    OpenedFile fa = open_checked(dirs, a_path, a, may_read_, true);
     if (fa.fd < 0) return fa.outcome;
     Fd fda(fa.fd);
-    OpenedFile fb = open_checked(AT_FDCWD, b_path.c_str(), b, may_read_, true);
+    OpenedFile fb = open_checked(dirs, b_path, b, may_read_, true);
     if (fb.fd < 0) return fb.outcome;
     Fd fdb(fb.fd);
     std::vector<char> ba(kReadBuffer);

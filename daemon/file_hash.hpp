@@ -1,22 +1,30 @@
 // File hash: opening one indexed regular file safely on a caller's behalf and hashing it
 // (XXH3-128), for `wsctl dupes` (daemon/dupes_finder.hpp).
 //
-// Opening. The path is opened O_PATH|O_NOFOLLOW (no symlink followed at the last component, and
+// Opening. The file's directory is reached with a DirChain (daemon/permission_check.hpp): from
+// "/" one component at a time, no symlink followed in any component, each directory judged for
+// the caller on the descriptor that is then used (r and x on every ancestor, the visibility
+// rule), so a symlink swapped into the path between the caller's visibility check and the read
+// makes the open fail instead of reading another directory's file. The file is opened relative
+// to that directory's descriptor, O_PATH|O_NOFOLLOW (no symlink at the last component, and
 // nothing opened that has side effects on open: devices, FIFOs), checked with fstat to be a
 // regular file with the indexed dev, inode, size, mtime and ctime, checked against the caller's
 // read permission on that very inode (mode and access ACL), and only then reopened for reading
-// through /proc/self/fd (O_RDONLY|O_NOATIME where the daemon owns or may, O_CLOEXEC). After the
-// read the inode is fstat'ed again: a file that changed meanwhile is reported Changed, and its
-// hash is not used. Pages the read brought into the page cache are dropped again
-// (POSIX_FADV_DONTNEED) unless the file was cached before (its first page, probed with a
-// RWF_NOWAIT read): hashing a tree must not evict what the machine is working with, nor drop
-// what it had cached.
+// through /proc/self/fd of that descriptor (the same inode; O_RDONLY|O_NOATIME where the daemon
+// owns or may, O_CLOEXEC). A symlink, another object or a directory that is gone means the file
+// changed: Changed, not hashed. After the read the inode is fstat'ed again: a file that changed
+// meanwhile is reported Changed, and its hash is not used. Pages the read brought into the page
+// cache are dropped again (POSIX_FADV_DONTNEED) unless the file was cached before (its first
+// page, probed with a RWF_NOWAIT read): hashing a tree must not evict what the machine is
+// working with, nor drop what it had cached.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
+#include "daemon/permission_check.hpp"
 #include "storage/content_hashes.hpp"
 
 namespace wsindex::daemon {
@@ -54,19 +62,19 @@ class FileHasher {
     explicit FileHasher(ReadPermission may_read, std::function<bool()> stop = {})
         : may_read_(std::move(may_read)), stop_(std::move(stop)) {}
 
+    // Each call reaches the file's directory with `dirs` (the calling worker's own chain, whose
+    // judge is the caller's directory check); `path` is absolute.
+
     // First and last kPartialBytes (or the whole file when small), as XXH3-128.
-    HashOutcome partial(const std::string& path, const IndexedInode& expect, storage::Hash128* out,
-                        ReadCounters* counters);
+    HashOutcome partial(DirChain& dirs, const std::string& path, const IndexedInode& expect,
+                        storage::Hash128* out, ReadCounters* counters);
     // The whole content, as XXH3-128.
-    HashOutcome full(const std::string& path, const IndexedInode& expect, storage::Hash128* out,
-                     ReadCounters* counters);
+    HashOutcome full(DirChain& dirs, const std::string& path, const IndexedInode& expect,
+                     storage::Hash128* out, ReadCounters* counters);
     // Without reading content: may the caller read this file, and is it still as indexed?
-    HashOutcome check(const std::string& path, const IndexedInode& expect);
-    // The same for `name` in the directory open as `dir_fd` (O_PATH is enough): a whole path
-    // is looked up once per directory instead of once per file.
-    HashOutcome check_at(int dir_fd, const char* name, const IndexedInode& expect);
+    HashOutcome check(DirChain& dirs, std::string_view path, const IndexedInode& expect);
     // Byte comparison of two files of the same indexed size: *equal when their contents are.
-    HashOutcome same_content(const std::string& a_path, const IndexedInode& a,
+    HashOutcome same_content(DirChain& dirs, const std::string& a_path, const IndexedInode& a,
                              const std::string& b_path, const IndexedInode& b, bool* equal,
                              ReadCounters* counters);
 

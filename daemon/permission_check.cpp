@@ -1,15 +1,16 @@
-// Permission check: mode bits and the kernel's ACL algorithm, and the live metadata of a
-// directory (lstat, libacl), reached one component at a time when its path exceeds PATH_MAX.
+// Permission check: mode bits and the kernel's ACL algorithm, and the live metadata of
+// directories (fstat, libacl) reached by descriptor, one component at a time from "/".
 #include "daemon/permission_check.hpp"
 
 #include <acl/libacl.h>
 #include <fcntl.h>
 #include <sys/acl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
+#include <functional>
 #include <memory>
 
 namespace wsindex::daemon {
@@ -123,93 +124,209 @@ bool permits(const Caller& caller, const DirPerm& perm, unsigned want) {
 
 namespace {
 
-// An O_PATH descriptor of directory `dir`, a path longer than PATH_MAX (which the kernel refuses
-// whole, ENAMETOOLONG): opened in pieces shorter than PATH_MAX, each relative to the directory
-// the previous piece reached. Pieces rather than single components, so a directory costs
-// length / PATH_MAX + 1 calls: one per component would make a query over a deep chain (which
-// any user may create) quadratic in system calls. The last component of each piece is not
-// followed if it is a symlink, and no automount is triggered there (O_PATH); components inside
-// a piece resolve as they do for a short path (each ancestor is checked on its own anyway).
-// -1 on any failure.
-int open_long_dir(const std::string& dir) {
-    int fd = AT_FDCWD;
-    std::size_t pos = 0;  // the first piece starts with '/': absolute
-    while (pos < dir.size()) {
-        std::size_t end = dir.size();
-        if (end - pos >= PATH_MAX) end = dir.rfind('/', pos + PATH_MAX - 1);
-        if (end == std::string::npos || end <= pos) {  // no '/' in reach: cannot happen (NAME_MAX)
-            if (fd != AT_FDCWD) ::close(fd);
-            return -1;
-        }
-        const std::string piece = dir.substr(pos, end - pos);
-        const int next = ::openat(fd, piece.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-        if (fd != AT_FDCWD) ::close(fd);
-        if (next < 0) return -1;
-        fd = next;
-        pos = end + 1;
+constexpr int kDirFlags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC;
+
+// Descriptors a chain keeps open below "/": the deepest levels, where consecutive rows differ.
+// A level above them is reopened (and checked to be the same object) when a path needs it.
+constexpr std::size_t kMaxOpenLevels = 64;
+
+// The size of an access ACL xattr with only the three base entries (a header of 4 bytes, 8 per
+// entry): no more than the mode says (libacl's acl_extended_file counts the same way).
+constexpr ssize_t kBaseAclBytes = 4 + 3 * 8;
+
+// Whether the inode open as `fd` has an extended access ACL: 1, 0, or -1 (cannot tell). Asked
+// with fgetxattr when `fd` is open for reading; an O_PATH descriptor has no xattr calls, so
+// then through its /proc/self/fd link, which names the inode itself too (no path is resolved
+// again, so a rename or a symlink swap cannot substitute another one) but costs a lookup in
+// /proc. A default ACL governs new files, not access: only the access ACL is asked for.
+int access_acl_state(int fd, bool readable) {
+    ssize_t n = -1;
+    if (readable) {
+        n = ::fgetxattr(fd, "system.posix_acl_access", nullptr, 0);
+    } else {
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        n = ::getxattr(link.c_str(), "system.posix_acl_access", nullptr, 0);
     }
-    return fd == AT_FDCWD ? -1 : fd;
+    if (n > kBaseAclBytes) return 1;
+    if (n >= 0 || errno == ENODATA || errno == ENOTSUP) return 0;
+    return -1;
 }
 
-// Mode, owner and ACL of the directory open as `fd` (O_PATH), all from that one inode.
-std::optional<DirPerm> dir_perm_of_fd(int fd) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+// Mode, owner and ACL of the inode open as `fd`, `st` its fstat: all from that one inode (the
+// ACL itself is read through the /proc/self/fd link).
+std::optional<DirPerm> perm_of(int fd, const struct stat& st, bool readable) {
     DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
-    // The /proc/self/fd link names the inode itself; acl_extended_file follows it to the inode
-    // (the _nofollow variant would probe the link).
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const int extended = ::acl_extended_file(link.c_str());
-    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
-    if (extended < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
+    const int acl = access_acl_state(fd, readable);
+    if (acl == 0) return perm;
+    if (acl < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
     return perm;
 }
 
+// One component below `dirfd`, never following a symlink: for reading (its ACL is then asked
+// without /proc), or O_PATH where this process may not read it (a per-user daemon). O_DIRECTORY
+// triggers an automount either way, as the path walk below it would. Sets *readable.
+int open_component(int dirfd, const char* name, bool* readable) {
+    int fd = ::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+    *readable = fd >= 0;
+    if (fd < 0 && errno == EACCES) fd = ::openat(dirfd, name, kDirFlags);
+    return fd;
+}
+
+std::size_t path_key(std::string_view path) { return std::hash<std::string_view>{}(path); }
+
 }  // namespace
 
-std::optional<DirPerm> live_dir_perm(const std::string& dir) {
-    if (dir.size() >= PATH_MAX) {
-        // Too long for one system call: resolve it through directory descriptors.
-        const int fd = open_long_dir(dir);
-        if (fd < 0) return std::nullopt;
-        std::optional<DirPerm> perm = dir_perm_of_fd(fd);
-        ::close(fd);
-        return perm;
+DirChain::DirChain(DirJudge judge) : judge_(std::move(judge)) {}
+
+DirChain::~DirChain() { reset(); }
+
+DirChain::DirChain(DirChain&& other) noexcept
+    : after_component(std::move(other.after_component)),
+      judge_(std::move(other.judge_)),
+      path_(std::move(other.path_)),
+      levels_(std::move(other.levels_)),
+      seen_(std::move(other.seen_)) {
+    other.levels_.clear();
+}
+
+void DirChain::reset() {
+    for (const Level& l : levels_) {
+        if (l.fd >= 0) ::close(l.fd);
     }
+    levels_.clear();
+    path_.clear();
+}
+
+// The component just opened as `fd`, at `path` ("" for "/"): a directory, the object this chain
+// reached at that path before (if it did), and granted by the judge.
+int DirChain::admit(std::string_view path, int fd, bool readable) {
     struct stat st {};
-    // No symlink at the last component (each ancestor is checked on its own, so a directory
-    // swapped for a symlink fails its own check), and no automount triggered by a query.
-    if (::fstatat(AT_FDCWD, dir.c_str(), &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) != 0 ||
-        !S_ISDIR(st.st_mode)) {
-        return std::nullopt;
+    if (::fstat(fd, &st) != 0) return -errno;
+    if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+    const std::pair<std::uint64_t, std::uint64_t> id{st.st_dev, st.st_ino};
+    const auto [it, fresh] = seen_.try_emplace(path_key(path), id);
+    if (!fresh && it->second != id) return -ESTALE;
+    last_stat_ = st;
+    last_readable_ = readable;
+    last_fd_ = fd;
+    if (judge_) {
+        const std::optional<DirPerm> perm = perm_of(fd, st, readable);
+        if (!perm || !judge_(*perm)) return -EACCES;
     }
-    DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
-    // Most directories have no ACL: libacl's probe (lgetxattr of the access and default ACL
-    // names, no path followed) says so without reading one.
-    const int extended = ::acl_extended_file_nofollow(dir.c_str());
-    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
-    if (extended < 0) return std::nullopt;
-    // Mode, owner and ACL from one inode: opened without following, checked to be the one
-    // stat saw.
-    const int fd = ::open(dir.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+    if (after_component) after_component(path.empty() ? std::string_view("/") : path);
+    return 0;
+}
+
+// Opens again level `level`, whose descriptor was closed, from the nearest open level above it
+// (there is one: "/" stays open), each component checked as when it was first reached.
+int DirChain::reopen(std::size_t level) {
+    std::size_t j = level;
+    while (levels_[j].fd < 0) --j;
+    int cur = levels_[j].fd;
+    for (std::size_t i = j + 1; i <= level; ++i) {
+        const std::size_t from = levels_[i - 1].end + 1;
+        const std::string name = path_.substr(from, levels_[i].end - from);
+        bool readable = false;
+        const int fd = open_component(cur, name.c_str(), &readable);
+        const int err = errno;
+        if (i - 1 > j) ::close(cur);
+        if (fd < 0) return -err;
+        if (const int rc = admit(std::string_view(path_).substr(0, levels_[i].end), fd, readable);
+            rc != 0) {
+            ::close(fd);
+            return rc;
+        }
+        cur = fd;
+    }
+    levels_[level].fd = cur;
+    return 0;
+}
+
+// Closes the descriptor of the level that just left the window of kept ones.
+void DirChain::trim_open_levels() {
+    if (levels_.size() <= kMaxOpenLevels + 1) return;
+    Level& l = levels_[levels_.size() - kMaxOpenLevels - 1];
+    if (l.fd >= 0) {
+        ::close(l.fd);
+        l.fd = -1;
+    }
+}
+
+int DirChain::open(std::string_view dir) {
+    last_fd_ = -1;  // only a component admitted by this call is last_stat_'s
+    if (dir.empty() || dir.front() != '/') return -EINVAL;
+    while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);  // "/" is ""
+    if (levels_.empty()) {
+        bool readable = false;
+        const int fd = open_component(AT_FDCWD, "/", &readable);
+        if (fd < 0) return -errno;
+        if (const int rc = admit("", fd, readable); rc != 0) {
+            ::close(fd);
+            return rc;
+        }
+        path_.clear();
+        levels_.push_back({0, fd});
+    }
+    // Keep the levels that are ancestors of `dir` (or `dir` itself).
+    std::size_t common = 0;
+    const std::size_t n = std::min(dir.size(), path_.size());
+    while (common < n && dir[common] == path_[common]) ++common;
+    while (levels_.size() > 1) {
+        const std::size_t end = levels_.back().end;
+        if (end <= common && (end == dir.size() || dir[end] == '/')) break;
+        if (levels_.back().fd >= 0) ::close(levels_.back().fd);
+        levels_.pop_back();
+    }
+    path_.resize(levels_.back().end);
+    if (levels_.back().fd < 0) {
+        if (const int rc = reopen(levels_.size() - 1); rc != 0) {
+            reset();
+            return rc;
+        }
+    }
+    // The rest, one component at a time below the level reached.
+    std::size_t pos = levels_.back().end;
+    while (pos < dir.size()) {
+        const std::size_t start = pos + 1;  // dir[pos] is '/'
+        std::size_t end = dir.find('/', start);
+        if (end == std::string_view::npos) end = dir.size();
+        const std::string name(dir.substr(start, end - start));
+        if (name.empty() || name == "." || name == "..") return -EINVAL;
+        bool readable = false;
+        const int fd = open_component(levels_.back().fd, name.c_str(), &readable);
+        if (fd < 0) return -errno;
+        path_.append(dir.substr(pos, end - pos));
+        if (const int rc = admit(path_, fd, readable); rc != 0) {
+            ::close(fd);
+            path_.resize(levels_.back().end);
+            return rc;
+        }
+        levels_.push_back({end, fd});
+        trim_open_levels();
+        pos = end;
+    }
+    return levels_.back().fd;
+}
+
+std::optional<DirPerm> DirChain::perm(std::string_view dir) {
+    const int fd = open(dir);
     if (fd < 0) return std::nullopt;
-    struct stat again {};
-    const bool same =
-        ::fstat(fd, &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino;
-    std::optional<DirPerm> result = same ? dir_perm_of_fd(fd) : std::nullopt;
-    ::close(fd);
-    return result;
+    if (fd == last_fd_) return perm_of(fd, last_stat_, last_readable_);
+    // A level kept from an earlier call: asked through /proc, as an O_PATH one would be.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+    return perm_of(fd, st, false);
+}
+
+std::optional<DirPerm> live_dir_perm(const std::string& dir) {
+    DirChain chain;
+    return chain.perm(dir);
 }
 
 std::optional<DirPerm> live_fd_perm(int fd) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return std::nullopt;
-    DirPerm perm{static_cast<std::uint32_t>(st.st_mode), st.st_uid, st.st_gid, {}};
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const int extended = ::acl_extended_file(link.c_str());
-    if (extended == 0 || (extended < 0 && (errno == ENOTSUP || errno == ENODATA))) return perm;
-    if (extended < 0 || !read_access_acl(fd, &perm.acl)) return std::nullopt;
-    return perm;
+    return perm_of(fd, st, false);
 }
 
 }  // namespace wsindex::daemon

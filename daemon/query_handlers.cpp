@@ -77,6 +77,20 @@ storage::FindQuery to_query(const ipc::FindParams& p) {
     return q;
 }
 
+// The answer about a path that is not an indexed directory, or one the caller may not see.
+ipc::Error not_indexed_directory(const std::string& path) {
+    return ipc::make_error(ipc::ErrorKind::NotIndexed,
+                           "not an indexed directory: " + ipc::display_bytes(path),
+                           nlohmann::json{{"path", ipc::encode_bytes(path)}});
+}
+
+// The answer about a path the index does not hold, or one the caller may not see.
+ipc::Error not_in_index(const std::string& path) {
+    return ipc::make_error(ipc::ErrorKind::NotIndexed,
+                           "not in the index: " + ipc::display_bytes(path),
+                           nlohmann::json{{"path", ipc::encode_bytes(path)}});
+}
+
 void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
           const ipc::FindParams& p, ipc::Responder r) {
     if (p.match == ipc::MatchMode::Regex) {
@@ -110,22 +124,23 @@ void find(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer
         }
     }
     storage::Queries queries(q.db, names.get(), q.search);
+    const CallerView view = make_caller_view(ctx.seams, peer);
+    const PathFilter& visible = view.can_see;
     if (!query.under.empty()) {
         // docs/protocol.md: a directory the index does not hold is NotIndexed, not "no matches".
+        // One the caller may not see answers the same (docs/security.md, "Paths asked for"):
+        // visibility is judged first, and the index is asked either way.
+        const bool hidden = !visible(query.under);
         std::vector<storage::DirTotalsRow> dir;
         if (auto st = queries.dir_totals(query.under, 0, &dir); !st) {
             r.fail(storage_failure(ctx, "find", st));
             return;
         }
-        if (dir.empty()) {
-            r.fail(ipc::make_error(ipc::ErrorKind::NotIndexed,
-                                   "not an indexed directory: " + ipc::display_bytes(query.under),
-                                   nlohmann::json{{"path", ipc::encode_bytes(query.under)}}));
+        if (hidden || dir.empty()) {
+            r.fail(not_indexed_directory(query.under));
             return;
         }
     }
-    const CallerView view = make_caller_view(ctx.seams, peer);
-    const PathFilter& visible = view.can_see;
     // One more than wanted tells whether the result was cut. Only for a caller who sees every
     // row may the index stop there: anyone else's limit counts visible rows, so the query runs
     // until the sink below has `want` of them (rows stream through it; nothing accumulates).
@@ -285,13 +300,22 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         const ipc::DuParams& p, ipc::Responder r) {
     const CallerView view = make_caller_view(ctx.seams, peer);
     const PathFilter& visible = view.can_see;
+    storage::Queries queries(q.db, q.names.get());
     std::vector<std::string> paths;
     if (p.path) {
         std::string path = without_trailing_slash(*p.path);
         if (!visible(path)) {
-            r.fail(ipc::make_error(ipc::ErrorKind::PermissionDenied,
-                                   "you cannot see " + ipc::display_bytes(path),
-                                   nlohmann::json{{"path", ipc::encode_bytes(path)}}));
+            // Answered exactly as a path the index does not hold, after the same lookups
+            // (docs/security.md, "Paths asked for"): a directory's totals row, then its entry.
+            std::vector<storage::DirTotalsRow> ignored;
+            core::Status st = queries.dir_totals(path, 0, &ignored);
+            ignored.clear();
+            if (st) st = file_totals(queries, path, &ignored);
+            if (!st) {
+                r.fail(storage_failure(ctx, "du", st));
+                return;
+            }
+            r.fail(not_in_index(path));
             return;
         }
         paths.push_back(std::move(path));
@@ -303,7 +327,6 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
         }
         for (ipc::RootInfo& root : roots) paths.push_back(std::move(root.root));
     }
-    storage::Queries queries(q.db, q.names.get());
     ipc::DuReply reply;
     // children lists one directory: its subdirectories' totals at least.
     const bool children = p.children && p.path && p.top == 0;
@@ -333,9 +356,7 @@ void du(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& peer,
             return;
         }
         if (rows.empty() && p.path) {
-            r.fail(ipc::make_error(ipc::ErrorKind::NotIndexed,
-                                   "not in the index: " + ipc::display_bytes(path),
-                                   nlohmann::json{{"path", ipc::encode_bytes(path)}}));
+            r.fail(not_in_index(path));
             return;
         }
         // The precomputed totals count everything below: only for callers who may list all

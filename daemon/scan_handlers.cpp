@@ -201,7 +201,8 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
     if (ctx.dupes != nullptr) {
         // Counts only, no names; a caller sees their own runs unless they may control scans.
         s.dupes = ctx.dupes->progress(
-            may_control(ctx.seams, peer) ? std::nullopt : std::optional<uid_t>(peer.uid));
+            may_control(ctx.seams, peer) ? std::nullopt : std::optional<uid_t>(peer.uid), peer.uid,
+            make_caller_view(ctx.seams, peer).sees_everything);
     }
     if (ctx.fleet_status) s.fleet = ctx.fleet_status();
     if (std::optional<IndexRebuild> rebuild = ctx.scans.last_rebuild()) {
@@ -272,6 +273,7 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
         if (st) st = redactor.redact(&queued);
     }
     if (s.last_failed && st) st = redactor.redact(&*s.last_failed);
+    bool sees_every_root = true;
     for (ipc::RootInfo& root : roots) {
         bool keep = false;
         if (st) st = redactor.redact(&root, &keep);
@@ -283,12 +285,17 @@ void status(HandlerContext& ctx, QueryContext& q, const ipc::PeerCredentials& pe
             root.live_watches = 0;
             root.live_overflows = 0;
         }
+        if (!keep || root.counts_hidden) sees_every_root = false;
         if (keep) s.roots.push_back(std::move(root));
     }
     if (!st) {
         r.fail(storage_failure(ctx, "status: visibility of the scanned roots", st));
         return;
     }
+    // The live index's counters and times move when anything changes below any root, in
+    // directories this caller may not list too: only for a caller who may list every root
+    // whole (docs/security.md).
+    if (!view.sees_everything && !sees_every_root) s.live.reset();
     r.reply(ipc::to_json(s));
 }
 

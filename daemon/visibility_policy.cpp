@@ -14,8 +14,12 @@
 
 namespace wsindex::daemon {
 
-VisibilityPolicy make_visibility_policy(DirPermSource source) {
-    return [source = std::move(source)](const ipc::PeerCredentials& peer) -> CallerView {
+namespace {
+
+// `make_source` gives each call's source (its own chain for the live one).
+template <class MakeSource>
+VisibilityPolicy policy_over(MakeSource make_source) {
+    return [make_source](const ipc::PeerCredentials& peer) -> CallerView {
         std::optional<Caller> caller = resolve_caller(peer);
         if (!caller) {
             const PathFilter none = [](std::string_view) { return false; };
@@ -24,10 +28,25 @@ VisibilityPolicy make_visibility_policy(DirPermSource source) {
         const bool root = caller->is_root();
         // PathFilter must be copyable (std::function); the filter and its cache are shared by
         // the copies, which all live on the one thread that runs this call's query.
-        auto filter = std::make_shared<VisibilityFilter>(std::move(*caller), source);
+        auto filter = std::make_shared<VisibilityFilter>(std::move(*caller), make_source());
         return CallerView{[filter](std::string_view path) { return filter->can_see(path); },
                           [filter](std::string_view dir) { return filter->can_list(dir); }, root};
     };
+}
+
+}  // namespace
+
+VisibilityPolicy make_visibility_policy() {
+    return policy_over([] {
+        // Shared by the copies of the source, all on the one thread that runs the call.
+        auto chain = std::make_shared<DirChain>();
+        return DirPermSource(
+            [chain](const std::string& dir) -> std::optional<DirPerm> { return chain->perm(dir); });
+    });
+}
+
+VisibilityPolicy make_visibility_policy(DirPermSource source) {
+    return policy_over([source = std::move(source)] { return source; });
 }
 
 bool process_may_bypass_permissions() {

@@ -10,9 +10,12 @@
 
 namespace wsindex::daemon {
 
-// Seams::visibility: one VisibilityFilter per call, over `source` (default: live_dir_perm,
-// i.e. the directories' permissions now, as plocate's access() check at query time sees them).
-VisibilityPolicy make_visibility_policy(DirPermSource source = live_dir_perm);
+// Seams::visibility: one VisibilityFilter per call over the directories' permissions now (as
+// plocate's access() check at query time sees them), judged along one DirChain per call: each
+// directory is the one reached below the ancestors judged for it.
+VisibilityPolicy make_visibility_policy();
+// The same over another source (the permissions recorded by a scan; tests).
+VisibilityPolicy make_visibility_policy(DirPermSource source);
 
 // Whether this process may read past permission bits (uid 0, or CAP_DAC_OVERRIDE or
 // CAP_DAC_READ_SEARCH in its permitted set). False for a per-user daemon.

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
         schedule == "static" ? core::RangeSchedule::Static : core::RangeSchedule::Stealing;
     core::RangeExecutor executor(ro);
     daemon::FileHasher hasher({});
+    std::vector<daemon::DirChain> dirs(executor.size());
     for (unsigned r = 0; r < repeat; ++r) {
         std::atomic<std::uint64_t> failed{0};
         const auto t0 = Clock::now();
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
                 for (std::size_t i = begin; i < end; ++i) {
                     storage::Hash128 hash{};
                     daemon::ReadCounters read;
-                    if (hasher.full(files[i].path, files[i].inode, &hash, &read) !=
+                    if (hasher.full(dirs[worker], files[i].path, files[i].inode, &hash, &read) !=
                         daemon::HashOutcome::Hashed) {
                         ++failed;
                     }

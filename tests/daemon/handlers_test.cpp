@@ -356,8 +356,22 @@ TEST_F(DaemonFixture, AnswersGoThroughTheSeams) {
         ipc::from_json<ipc::DuReply>(call_ok(ipc::method::kDu, {{"path", tree}, {"depth", 1}}));
     ASSERT_TRUE(du.ok());
     EXPECT_EQ(du.value().entries.size(), 4u);
-    EXPECT_EQ(call_error(ipc::method::kDu, {{"path", tree + "/dir1"}}).kind,
-              ipc::ErrorKind::PermissionDenied);
+    // A path the caller cannot see answers exactly as one the index does not hold.
+    for (const std::string& hidden : {tree + "/dir1", tree + "/dir1/file0.txt"}) {
+        const ipc::Error seen = call_error(ipc::method::kDu, {{"path", hidden}});
+        const std::string absent_path = tree + "/absent" + hidden.substr(tree.size() + 5);
+        const ipc::Error absent = call_error(ipc::method::kDu, {{"path", absent_path}});
+        EXPECT_EQ(seen.kind, ipc::ErrorKind::NotIndexed) << hidden;
+        EXPECT_EQ(absent.kind, ipc::ErrorKind::NotIndexed) << absent_path;
+        EXPECT_EQ(seen.message.substr(0, seen.message.find(tree)),
+                  absent.message.substr(0, absent.message.find(tree)));
+        const ipc::Error under = call_error(ipc::method::kFind, {{"under", hidden}});
+        const ipc::Error under_absent = call_error(ipc::method::kFind, {{"under", absent_path}});
+        EXPECT_EQ(under.kind, ipc::ErrorKind::NotIndexed) << hidden;
+        EXPECT_EQ(under_absent.kind, ipc::ErrorKind::NotIndexed) << absent_path;
+        EXPECT_EQ(under.message.substr(0, under.message.find(tree)),
+                  under_absent.message.substr(0, under_absent.message.find(tree)));
+    }
 
     // A path the caller cannot see answers as a path that does not exist, whether it exists
     // or not: the same kind and message.

@@ -333,7 +333,8 @@ void ScanService::main() {
             for (auto& [path, dirty] : live_dirs_) {
                 dirs.push_back(ChangedDir{path,
                                           {dirty.names.begin(), dirty.names.end()},
-                                          {dirty.rewalk.begin(), dirty.rewalk.end()}});
+                                          {dirty.rewalk.begin(), dirty.rewalk.end()},
+                                          dirty.names_dropped});
             }
             live_dirs_.clear();
             std::vector<monitor::InodeId> inodes(live_inodes_.begin(), live_inodes_.end());

@@ -254,7 +254,8 @@ class ScanService {
     // guarded: changed directories not applied yet, with their changed names (none: whole)
     struct LiveDirty {
         std::set<std::string> names;   // none: the whole directory
-        std::set<std::string> rewalk;  // ChangedDir::rewalk
+        std::set<std::string> rewalk;  // ChangedDir::rewalk, at most kMaxNamedChanges
+        bool names_dropped = false;    // ChangedDir::names_dropped
     };
     std::map<std::string, LiveDirty> live_dirs_;
     std::set<monitor::InodeId> live_inodes_;  // guarded: LiveChanges::inodes not applied yet

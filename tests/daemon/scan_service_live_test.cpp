@@ -1,0 +1,130 @@
+// The live index's batches driven through the scan service: what a changed directory whose
+// names were dropped past the bound (the coalescer's, or merge_changed_locked's) re-lists and
+// walks again.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "daemon/scan_service.hpp"
+#include "monitor/coalescer.hpp"
+#include "storage/database.hpp"
+#include "storage/queries.hpp"
+#include "tests/daemon/support/daemon_test_support.hpp"
+
+namespace wsindex::daemon {
+namespace {
+
+using test::TempDir;
+using namespace std::chrono_literals;
+
+class LiveBatches : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::filesystem::create_directories(tree_ + "/sub/deep");
+        test::write_file(tree_ + "/sub/old", 10);
+        test::write_file(tree_ + "/sub/deep/kept", 20);
+        ScanServiceOptions options;
+        options.db_path = db_;
+        options.settings.workers = 2;
+        ASSERT_TRUE(ScanService::open(std::move(options), &service_));
+        auto job = service_->enqueue(tree_);
+        ASSERT_TRUE(job.ok());
+        ASSERT_TRUE(service_->wait_idle(60s));
+    }
+    void TearDown() override {
+        if (service_) service_->stop();
+    }
+
+    // `sub` leaves the tree, changes while away (no event of it reaches the index), and comes
+    // back under its name with its inode: only its name in the tree's events says so.
+    void move_sub_out_and_back() {
+        const std::string away = dir_ / "away";
+        ASSERT_EQ(::rename((tree_ + "/sub").c_str(), away.c_str()), 0);
+        ASSERT_EQ(::unlink((away + "/old").c_str()), 0);
+        test::write_file(away + "/deep/new", 30);
+        ASSERT_EQ(::rename(away.c_str(), (tree_ + "/sub").c_str()), 0);
+    }
+
+    // Hands the scan thread `dirs` and waits until a batch took them (bounded: the scan thread
+    // takes a batch as soon as it is idle).
+    void apply(std::vector<ChangedDir> dirs) {
+        const std::uint64_t before = service_->live_stats().batches;
+        service_->submit_live(std::move(dirs), {}, std::chrono::steady_clock::now());
+        const auto deadline = std::chrono::steady_clock::now() + 60s;
+        while (std::chrono::steady_clock::now() < deadline) {
+            const LiveApplyStats s = service_->live_stats();
+            if (s.batches > before && s.pending_dirs == 0) return;
+            std::this_thread::yield();
+        }
+        FAIL() << "no live batch within the deadline";
+    }
+
+    std::set<std::string> indexed() {
+        storage::Database reader;
+        EXPECT_TRUE(storage::Database::open(db_, storage::OpenMode::read_only, &reader));
+        storage::Queries q(reader);
+        storage::FindQuery all;
+        all.limit = 0;
+        std::vector<storage::FileRow> rows;
+        EXPECT_TRUE(q.find(all, &rows));
+        std::set<std::string> out;
+        for (const storage::FileRow& r : rows) out.insert(r.path);
+        return out;
+    }
+
+    // `count` names changed in the tree, none of them "sub" (they sort before it).
+    static std::vector<std::string> other_names(std::size_t count) {
+        std::vector<std::string> names;
+        for (std::size_t i = 0; i < count; ++i) names.push_back("a" + std::to_string(1000 + i));
+        return names;
+    }
+
+    TempDir dir_;
+    std::string tree_ = dir_ / "tree";
+    std::string db_ = dir_ / "index.db";
+    std::unique_ptr<ScanService> service_;
+};
+
+TEST_F(LiveBatches, ControlTheSubdirectoryNamedIsWalkedAgain) {
+    move_sub_out_and_back();
+    apply({ChangedDir{tree_, {}, {"sub"}}});
+    const auto rows = indexed();
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/deep/new"));
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/old"));
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/deep/kept"));
+}
+
+TEST_F(LiveBatches, NamesDroppedByTheCoalescerStillWalkTheChangedSubdirectoryAgain) {
+    move_sub_out_and_back();
+    // As the coalescer hands it over past its bound: whole, kMaxNames names kept, "sub" not.
+    apply({ChangedDir{tree_, {}, other_names(monitor::Coalescer::kMaxNames), true}});
+    const auto rows = indexed();
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/deep/new"));
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/old"));
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/deep/kept"));
+}
+
+TEST_F(LiveBatches, NamesPastTheServiceBoundStillWalkTheChangedSubdirectoryAgain) {
+    move_sub_out_and_back();
+    // More names than the service keeps, "sub" the last: merge_changed_locked drops it.
+    std::vector<ChangedDir> dirs;
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::string> names = other_names(200);
+        for (std::string& n : names) n += "-" + std::to_string(round);
+        dirs.push_back(ChangedDir{tree_, std::move(names), {}});
+    }
+    dirs.push_back(ChangedDir{tree_, {"sub"}, {}});
+    apply(std::move(dirs));
+    const auto rows = indexed();
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/deep/new"));
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/old"));
+}
+
+}  // namespace
+}  // namespace wsindex::daemon

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "monitor/dir_path.hpp"
+
 namespace wsindex::monitor {
 namespace {
 
@@ -305,9 +307,10 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     std::string path;
     switch (path_of(fd.get(), &path)) {
         case FdPath::unreadable:
-            ++stats_.unresolvable;
-            report_fs(fsid, RootEventKind::unresolvable,
-                      "a changed file's path cannot be resolved");
+            // A file has no ".." to walk up from; the daemon finds the names it holds for it
+            // by its inode instead.
+            ++stats_.deep_paths;
+            report_inode(fd.get());
             return;
         case FdPath::deleted:
             // The kernel printed a removed name (still open somewhere); the file may have
@@ -360,17 +363,10 @@ bool FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::s
     switch (path_of(fd.get(), &path)) {
         case FdPath::unreadable: {
             // A path the kernel cannot print (longer than a page, or not reachable from this
-            // mount namespace): find the root it lies under, if any, by walking up with "..".
-            // Outside every root it is dropped; under one, only that root lost a change.
-            const Root* root = root_above(fd.get());
-            if (root == nullptr) {
-                ++stats_.outside_roots;
-                return false;
-            }
-            ++stats_.unresolvable;
-            sink_.root_event({RootEventKind::unresolvable, root->path,
-                              "a changed directory's path is too long to resolve"});
-            return true;
+            // mount namespace): built from descriptors instead.
+            bool inside = false;
+            if (!resolve_deep(fd.get(), &path, &inside)) return inside;
+            break;
         }
         case FdPath::deleted:
             ++stats_.slow_path;
@@ -398,6 +394,76 @@ void FanotifyMonitor::changed_outside(const HandleKey& key, const void* fh_ptr) 
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
     const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH, "file");
     if (fd.valid()) report_if_linked(fd.get(), true);
+}
+
+void FanotifyMonitor::report_inode(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) return;
+    DirChange change;
+    change.inode =
+        InodeId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    sink_.dir_changed(change);
+}
+
+bool FanotifyMonitor::resolve_deep(int dirfd, std::string* path, bool* inside) {
+    DirPathSources sources;
+    sources.known = [this](const struct stat& st) -> std::optional<std::string> {
+        for (const auto& r : roots_) {
+            if (!r.gone && r.dev == st.st_dev && r.ino == st.st_ino) return r.path;
+        }
+        return std::nullopt;
+    };
+    sources.printed = [this](int fd, std::string* printed) {
+        switch (path_of(fd, printed)) {
+            case FdPath::ok:
+                return Printed::ok;
+            case FdPath::deleted:
+                return Printed::deleted;
+            case FdPath::unreadable:
+                break;
+        }
+        return Printed::unreadable;
+    };
+    DirPath found = dir_path_by_descriptors(dirfd, sources);
+    const Root* root = nullptr;
+    switch (found.kind) {
+        case DirPath::Kind::full:
+            if (root_under(found.path) == nullptr) break;
+            ++stats_.deep_paths;
+            *path = std::move(found.path);
+            return true;
+        case DirPath::Kind::gone:
+            // Removed meanwhile: its removal is (or was) reported in its parent.
+            ++stats_.stale_handles;
+            *inside = true;
+            return false;
+        case DirPath::Kind::partial:
+            // A level was renamed or removed while it was named: what lies below the deepest
+            // ancestor known is rescanned (its own events report the rest).
+            root = root_under(found.path);
+            if (root == nullptr) break;
+            ++stats_.unresolvable;
+            sink_.root_event({RootEventKind::unresolvable, root->path,
+                              "a changed directory's path could not be resolved below here",
+                              found.path == root->path ? std::string() : found.path});
+            *inside = true;
+            return false;
+        case DirPath::Kind::outside:
+            // No known path above (deeper than the walk goes, or out of this mount namespace):
+            // only the root above it, if any, can be rescanned.
+            root = root_above(dirfd);
+            if (root == nullptr) break;
+            ++stats_.unresolvable;
+            sink_.root_event({RootEventKind::unresolvable,
+                              root->path,
+                              "a changed directory's path cannot be resolved",
+                              {}});
+            *inside = true;
+            return false;
+    }
+    ++stats_.outside_roots;
+    *inside = false;
+    return false;
 }
 
 void FanotifyMonitor::report_if_linked(int fd, bool outside) {

@@ -361,7 +361,13 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
         }
         storage::RelistedDir& relisted = listings[i];
         if (tracing && i >= first_whole) trace_listing(relisted);
-        if (!relisted.self.is_dir()) continue;
+        if (!relisted.self.is_dir()) {
+            // No longer a directory (a symlink or a file took its name): as for a swap, its
+            // parent's whole listing records what is there now.
+            // (The walk hands no record of a root that is not a directory.)
+            if (i >= first_whole || !relisted.self.path.empty()) relist_parent_of(dir);
+            continue;
+        }
         std::vector<std::string> fresh;
         if (auto st = subdirs.find(relisted, &fresh); !st) {
             report_damage(st);

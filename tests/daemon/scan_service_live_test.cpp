@@ -126,5 +126,31 @@ TEST_F(LiveBatches, NamesPastTheServiceBoundStillWalkTheChangedSubdirectoryAgain
     EXPECT_FALSE(rows.contains(tree_ + "/sub/old"));
 }
 
+// A directory named by a change is reached through a symlink now (its parent was swapped for
+// one): the named stat fails with ELOOP. Its parent is re-listed whole, then its parent's, until
+// a listing sees the symlink: the old rows go, and nothing of the symlink's target comes in.
+TEST_F(LiveBatches, ADirectoryReachedThroughASymlinkNowHasItsParentsReListed) {
+    const std::string target = dir_ / "target";
+    std::filesystem::create_directories(target + "/deep");
+    test::write_file(target + "/deep/secret", 40);
+    ASSERT_EQ(::rename((tree_ + "/sub").c_str(), (dir_ / "elsewhere").c_str()), 0);
+    ASSERT_EQ(::symlink(target.c_str(), (tree_ + "/sub").c_str()), 0);
+    // Only the deep directory's change reaches the index (the tree's own is not given).
+    service_->submit_live({ChangedDir{tree_ + "/sub/deep", {"kept"}, {}}}, {},
+                          std::chrono::steady_clock::now());
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    std::set<std::string> rows;
+    while (std::chrono::steady_clock::now() < deadline) {
+        rows = indexed();
+        ASSERT_FALSE(rows.contains(tree_ + "/sub/deep/secret")) << "the target was listed";
+        if (!rows.contains(tree_ + "/sub/deep/kept")) break;
+        std::this_thread::yield();
+    }
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/deep/kept")) << "the old rows stayed";
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/deep"));
+    EXPECT_TRUE(rows.contains(tree_ + "/sub")) << "the symlink itself is indexed";
+    EXPECT_FALSE(rows.contains(tree_ + "/sub/deep/secret"));
+}
+
 }  // namespace
 }  // namespace wsindex::daemon

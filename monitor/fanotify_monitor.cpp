@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/resolve.hpp"
 #include "monitor/dir_path.hpp"
 
 namespace wsindex::monitor {
@@ -59,8 +60,10 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
     r.path = root;
     // No fd is kept on the root: an open directory is not destroyed by rmdir until it is
     // closed, and its FAN_DELETE_SELF would wait for that.
-    const core::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir.valid()) return core::Status::from_errno(errno, "open " + root);
+    // By descriptor (no symlink followed in any component): the mark and the identity are
+    // those of the root itself, not of what a symlink swapped into its path points at.
+    const core::UniqueFd dir(core::open_dir_absolute(root, O_RDONLY));
+    if (!dir.valid()) return core::Status::from_errno(-dir.get(), "open " + root);
     struct stat st {};
     if (::fstat(dir.get(), &st) != 0) return core::Status::from_errno(errno, "fstat " + root);
     r.dev = st.st_dev;
@@ -71,8 +74,7 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
     const unsigned flags = FAN_MARK_ADD | FAN_MARK_FILESYSTEM;
     if (mark_mask_ == 0) {
         // FAN_RENAME (5.17) reports both ends of a move in one event; older kernels refuse it.
-        if (::fanotify_mark(fan_.get(), flags, kBaseMask | FAN_RENAME, AT_FDCWD, root.c_str()) ==
-            0) {
+        if (::fanotify_mark(fan_.get(), flags, kBaseMask | FAN_RENAME, dir.get(), nullptr) == 0) {
             mark_mask_ = kBaseMask | FAN_RENAME;
             has_rename_ = true;
         } else if (errno != EINVAL) {
@@ -80,7 +82,7 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
         }
     }
     if (mark_mask_ == 0) mark_mask_ = kBaseMask;
-    if (::fanotify_mark(fan_.get(), flags, mark_mask_, AT_FDCWD, root.c_str()) != 0) {
+    if (::fanotify_mark(fan_.get(), flags, mark_mask_, dir.get(), nullptr) != 0) {
         return core::Status::from_errno(errno, "fanotify_mark " + root);
     }
     roots_.push_back(std::move(r));
@@ -231,7 +233,7 @@ core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watc
         if (r.gone || r.fsid != fsid) continue;
         *watched = true;
         // Opened per lookup (see add_root); not O_PATH: open_by_handle_at wants EBADF-free fds.
-        core::UniqueFd via(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        core::UniqueFd via(core::open_dir_absolute(r.path, O_RDONLY));
         if (via.valid()) return via;
     }
     return core::UniqueFd();
@@ -520,7 +522,9 @@ void FanotifyMonitor::check_roots() {
     for (auto& r : roots_) {
         if (r.gone) continue;
         struct stat st {};
-        if (::stat(r.path.c_str(), &st) != 0 || st.st_dev != r.dev || st.st_ino != r.ino) {
+        const core::UniqueFd dir(core::open_dir_absolute(r.path, O_PATH));
+        if (!dir.valid() || ::fstat(dir.get(), &st) != 0 || st.st_dev != r.dev ||
+            st.st_ino != r.ino) {
             r.gone = true;
             sink_.root_event({RootEventKind::mark_lost, r.path,
                               "the root is no longer the directory that was marked"});

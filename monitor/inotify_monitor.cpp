@@ -20,6 +20,9 @@ constexpr std::uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED
                                 IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
                                 IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
 constexpr int kMaxReadsPerCall = 16;
+// Left out of kMask for a watch placed through a descriptor's /proc/self/fd link, which must be
+// followed (the descriptor itself was opened without following any symlink).
+constexpr std::uint32_t kFollowFlags = IN_DONT_FOLLOW;
 
 std::size_t default_budget() {
     std::ifstream in("/proc/sys/fs/inotify/max_user_watches");
@@ -46,7 +49,11 @@ core::Status InotifyMonitor::open() {
 
 core::Status InotifyMonitor::add_root(const std::string& root) {
     if (!fd_.valid()) return core::Status::from_errno(EBADF, "inotify not open");
-    const int wd = ::inotify_add_watch(fd_.get(), root.c_str(), kMask);
+    // By descriptor, as every directory below it (watch_tree).
+    const core::UniqueFd dir(core::open_dir_absolute(root, O_PATH));
+    if (!dir.valid()) return core::Status::from_errno(-dir.get(), "open " + root);
+    const std::string link = "/proc/self/fd/" + std::to_string(dir.get());
+    const int wd = ::inotify_add_watch(fd_.get(), link.c_str(), kMask & ~kFollowFlags);
     if (wd < 0) return core::Status::from_errno(errno, "inotify_add_watch " + root);
     const std::size_t index = roots_.size();
     roots_.push_back(Root{root, wd, false, false});
@@ -69,8 +76,7 @@ bool InotifyMonitor::add_watch(int dirfd, const std::string& dir, std::size_t ro
     // Through the descriptor's magic link (which must be followed: IN_DONT_FOLLOW is left out):
     // the directory opened without a symlink on its path, and at any depth.
     const std::string link = "/proc/self/fd/" + std::to_string(dirfd);
-    const int wd = ::inotify_add_watch(fd_.get(), link.c_str(),
-                                       kMask & ~static_cast<std::uint32_t>(IN_DONT_FOLLOW));
+    const int wd = ::inotify_add_watch(fd_.get(), link.c_str(), kMask & ~kFollowFlags);
     if (wd < 0) {
         // The user's max_user_watches is spent (shared with every other inotify user).
         if (errno == ENOSPC) return over_budget("inotify: max_user_watches reached");

@@ -13,6 +13,7 @@
 
 #include "core/fs_types.hpp"
 #include "daemon/mount_points.hpp"
+#include "daemon/rescan_limiter.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "monitor/coalescer.hpp"
 #include "monitor/fanotify_monitor.hpp"
@@ -28,21 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kCheckRoots{5};
 // The window of the changes-per-second figure.
 constexpr std::chrono::seconds kRateWindow{10};
-// Rescans for changes that could not be resolved: at most one per root this often. Each is a
-// subtree (or root) scan that costs everyone I/O, and a user can cause such changes at will.
+// Rescans for changes that could not be resolved: at most one per root this often.
 constexpr std::chrono::seconds kUnresolvableEvery{30};
-
-// The deepest directory holding both `a` and `b` (absolute paths).
-std::string common_directory(const std::string& a, const std::string& b) {
-    std::size_t end = 0;  // length of the common prefix that ends at a component boundary
-    for (std::size_t i = 0; i <= a.size() && i <= b.size(); ++i) {
-        const bool a_end = i == a.size() || a[i] == '/';
-        const bool b_end = i == b.size() || b[i] == '/';
-        if (a_end && b_end) end = i;
-        if (i == a.size() || i == b.size() || a[i] != b[i]) break;
-    }
-    return end == 0 ? std::string("/") : a.substr(0, end);
-}
 
 bool under(const std::string& path, const std::string& root) {
     if (root == "/") return !path.empty() && path[0] == '/';
@@ -86,11 +74,13 @@ struct LiveMonitor::Backends {
         : coalescer({o.settle, o.max_delay, o.settle / 4}),
           tracing(coalescer),
           fan(tracing),
-          ino(tracing, {}) {}
+          ino(tracing, {}),
+          rescans(kUnresolvableEvery) {}
     monitor::Coalescer coalescer;
     TracingSink tracing;
     monitor::FanotifyMonitor fan;
     monitor::InotifyMonitor ino;
+    RescanLimiter rescans;  // of the root events, before they are passed on
     bool fan_open = false;
     bool fan_tried = false;
     bool ino_open = false;
@@ -314,51 +304,10 @@ void LiveMonitor::run_commands() {
     }
 }
 
-std::vector<monitor::RootEvent> LiveMonitor::rate_limited(std::vector<monitor::RootEvent> events,
-                                                          Clock::time_point now) {
-    std::vector<monitor::RootEvent> out;
-    for (monitor::RootEvent& e : events) {
-        if (e.kind != monitor::RootEventKind::unresolvable) {
-            out.push_back(std::move(e));
-            continue;
-        }
-        Deferred& d = unresolvable_[e.root];
-        if (d.pending) {
-            const std::string a = d.pending->subtree.empty() ? e.root : d.pending->subtree;
-            const std::string b = e.subtree.empty() ? e.root : e.subtree;
-            const std::string covering = common_directory(a, b);
-            d.pending->subtree = under(covering, e.root) && covering != e.root ? covering : "";
-            continue;
-        }
-        if (now < d.next_allowed) {
-            spdlog::info(
-                "live index: the rescan of {} for a change that could not be resolved waits"
-                " (at most one per root every {} s)",
-                shown(e.subtree.empty() ? e.root : e.subtree), kUnresolvableEvery.count());
-            d.pending = std::move(e);
-            continue;
-        }
-        d.next_allowed = now + kUnresolvableEvery;
-        out.push_back(std::move(e));
-    }
-    return out;
-}
-
-std::vector<monitor::RootEvent> LiveMonitor::flush_unresolvable(Clock::time_point now) {
-    std::vector<monitor::RootEvent> out;
-    for (auto& [root, d] : unresolvable_) {
-        if (!d.pending || now < d.next_allowed) continue;
-        d.next_allowed = now + kUnresolvableEvery;
-        out.push_back(std::move(*d.pending));
-        d.pending.reset();
-    }
-    return out;
-}
-
 void LiveMonitor::deliver(Clock::time_point now) {
     Backends& b = *backends_;
-    std::vector<monitor::RootEvent> events = rate_limited(b.coalescer.take_root_events(), now);
-    for (monitor::RootEvent& e : flush_unresolvable(now)) events.push_back(std::move(e));
+    const std::vector<monitor::RootEvent> events =
+        b.rescans.pass(b.coalescer.take_root_events(), now);
     for (const monitor::RootEvent& e : events) {
         {
             std::lock_guard lock(mutex_);
@@ -434,9 +383,7 @@ void LiveMonitor::main() {
         Clock::time_point wake_at = b.next_check;
         if (const auto due = b.coalescer.next_due()) wake_at = std::min(wake_at, *due);
         if (paced) wake_at = std::min(wake_at, b.paced_until);
-        for (const auto& [root, d] : unresolvable_) {
-            if (d.pending) wake_at = std::min(wake_at, d.next_allowed);
-        }
+        if (const auto held = b.rescans.next_due()) wake_at = std::min(wake_at, *held);
         const auto wait =
             std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now());
         const int timeout = static_cast<int>(std::max<std::int64_t>(0, wait.count() + 1));

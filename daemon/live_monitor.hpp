@@ -17,10 +17,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,13 +94,6 @@ class LiveMonitor {
     // prunes, or empty: the walk records it but lists nothing below it.
     [[nodiscard]] std::string first_pruned(const std::string& path, const std::string& root) const;
     void mark_mounts_below(const std::string& root);
-    // Root events to pass on now: an unresolvable change's rescan at most once per root every
-    // kUnresolvableEvery; those in between are merged into one rescan of the directory that
-    // covers them all, passed on when the time is up (also from flush_unresolvable).
-    [[nodiscard]] std::vector<monitor::RootEvent> rate_limited(
-        std::vector<monitor::RootEvent> events, std::chrono::steady_clock::time_point now);
-    [[nodiscard]] std::vector<monitor::RootEvent> flush_unresolvable(
-        std::chrono::steady_clock::time_point now);
 
     Options options_;
     core::PruneMatcher prune_;  // options_.prune, prepared
@@ -120,11 +111,6 @@ class LiveMonitor {
     std::vector<Root> roots_;  // guarded (written by the monitor thread)
 
     // Monitor thread only.
-    struct Deferred {
-        std::chrono::steady_clock::time_point next_allowed{};
-        std::optional<monitor::RootEvent> pending;  // merged: its subtree covers every one
-    };
-    std::map<std::string, Deferred> unresolvable_;  // by RootEvent::root
     struct Backends;
     std::unique_ptr<Backends> backends_;
 };

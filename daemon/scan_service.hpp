@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/fs_ops.hpp"
@@ -210,6 +211,12 @@ class ScanService {
     void merge_changed_locked(ChangedDir dir);
     // More changed names than this in one directory: it is re-listed whole.
     static constexpr std::size_t kMaxNamedChanges = 256;
+    // The directories of the next live batch, taken out of live_dirs_ (take_live_batch_locked
+    // in scan_service_live.cpp says how large re-listings take turns with the others).
+    std::vector<ChangedDir> take_live_batch_locked();
+    // A whole re-listing of at least this many entries is large: it gets batches of its own.
+    static constexpr std::size_t kLargeListing = 2048;
+    static constexpr std::size_t kMaxLargeListings = 4096;  // remembered at most (live_large_)
     // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
     core::Status open_writer();
     core::Status set_aside(const storage::IndexCheck& check);
@@ -258,6 +265,10 @@ class ScanService {
         bool names_dropped = false;    // ChangedDir::names_dropped
     };
     std::map<std::string, LiveDirty> live_dirs_;
+    // guarded: directories whose last whole re-listing was large (kLargeListing), and whether
+    // the last batch was one of theirs (they take turns with the others).
+    std::unordered_set<std::string> live_large_;
+    bool live_last_large_ = false;
     std::set<monitor::InodeId> live_inodes_;  // guarded: LiveChanges::inodes not applied yet
     // guarded: inodes whose names only a pass over `entries` finds (add_linked_names), and
     // when the next pass may run: a pass costs ~0.1-0.3 s per million entries, and passes

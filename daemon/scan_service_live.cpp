@@ -146,6 +146,38 @@ void ScanService::merge_changed_locked(ChangedDir dir) {
     for (std::string& n : dir.names) names.insert(std::move(n));
 }
 
+std::vector<ChangedDir> ScanService::take_live_batch_locked() {
+    // Fairness: a whole re-listing of a large directory (a storm there re-lists it whole every
+    // batch) runs in a batch of its own, taking turns with the batches of every other
+    // directory. A change anywhere else then waits for at most one large re-listing already
+    // under way, plus its own small batch, instead of sharing each batch with the storm.
+    bool any_large = false;
+    bool any_small = false;
+    for (const auto& [path, dirty] : live_dirs_) {
+        const bool large = dirty.names.empty() && live_large_.contains(path);
+        any_large = any_large || large;
+        any_small = any_small || !large;
+    }
+    const bool take_large = any_large && (!any_small || !live_last_large_);
+    const bool take_small = any_small && (!any_large || live_last_large_);
+    live_last_large_ = take_large && !take_small;
+    std::vector<ChangedDir> dirs;
+    for (auto it = live_dirs_.begin(); it != live_dirs_.end();) {
+        LiveDirty& dirty = it->second;
+        const bool large = dirty.names.empty() && live_large_.contains(it->first);
+        if (large ? !take_large : !take_small) {
+            ++it;
+            continue;
+        }
+        dirs.push_back(ChangedDir{it->first,
+                                  {dirty.names.begin(), dirty.names.end()},
+                                  {dirty.rewalk.begin(), dirty.rewalk.end()},
+                                  dirty.names_dropped});
+        it = live_dirs_.erase(it);
+    }
+    return dirs;
+}
+
 LiveApplyStats ScanService::live_stats() const {
     std::lock_guard lock(mutex_);
     return live_stats_;
@@ -262,6 +294,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     // Directories swapped while they were opened (swapped()): their parents, re-listed whole
     // by the next batch, each walking the swapped name again.
     std::vector<ChangedDir> relist_parents;
+    std::vector<std::pair<std::string, bool>> listed_sizes;  // whole listings: large?
     const auto relist_parent_of = [&](const std::string& path) {
         std::string_view parent;
         std::string_view name;
@@ -361,6 +394,9 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
         }
         storage::RelistedDir& relisted = listings[i];
         if (tracing && i >= first_whole) trace_listing(relisted);
+        if (i >= first_whole) {
+            listed_sizes.emplace_back(dir, relisted.entries.size() >= kLargeListing);
+        }
         if (!relisted.self.is_dir()) {
             // No longer a directory (a symlink or a file took its name): as for a swap, its
             // parent's whole listing records what is there now.
@@ -478,6 +514,14 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     {
         std::lock_guard lock(mutex_);
         ++live_stats_.batches;
+        for (auto& [dir, large] : listed_sizes) {
+            if (!large) {
+                live_large_.erase(dir);
+                continue;
+            }
+            if (live_large_.size() >= kMaxLargeListings) live_large_.clear();
+            live_large_.insert(std::move(dir));
+        }
         live_stats_.busy_ms += static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
         if (applied) {

@@ -165,6 +165,9 @@ class ScanService {
     void submit_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
                      std::chrono::steady_clock::time_point oldest);
     [[nodiscard]] LiveApplyStats live_stats() const;
+    // A whole re-listing of at least this many entries is large: it gets live batches of its
+    // own, taking turns with the other directories' (take_live_batch_locked).
+    static constexpr std::size_t kLargeListing = 2048;
     // Any thread. The last rebuild of a damaged index by this process, if any.
     [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
 
@@ -214,8 +217,6 @@ class ScanService {
     // The directories of the next live batch, taken out of live_dirs_ (take_live_batch_locked
     // in scan_service_live.cpp says how large re-listings take turns with the others).
     std::vector<ChangedDir> take_live_batch_locked();
-    // A whole re-listing of at least this many entries is large: it gets batches of its own.
-    static constexpr std::size_t kLargeListing = 2048;
     static constexpr std::size_t kMaxLargeListings = 4096;  // remembered at most (live_large_)
     // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
     core::Status open_writer();

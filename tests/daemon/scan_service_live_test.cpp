@@ -152,5 +152,31 @@ TEST_F(LiveBatches, ADirectoryReachedThroughASymlinkNowHasItsParentsReListed) {
     EXPECT_FALSE(rows.contains(tree_ + "/sub/deep/secret"));
 }
 
+// Fairness: a directory whose whole re-listing is large is re-listed in a batch of its own,
+// taking turns with the other directories, which then never wait for it within their batch.
+TEST_F(LiveBatches, ALargeWholeReListingRunsInABatchOfItsOwn) {
+    const std::string large = tree_ + "/large";
+    ASSERT_EQ(::mkdir(large.c_str(), 0755), 0);
+    for (std::size_t i = 0; i < ScanService::kLargeListing; ++i) {
+        test::write_file(large + "/f" + std::to_string(i), 1);
+    }
+    apply({ChangedDir{tree_, {"large"}, {}}});  // indexed, walked as a new subtree
+    apply({ChangedDir{large, {}, {}}});         // its first whole re-listing: known large now
+    test::write_file(large + "/storm", 1);
+    test::write_file(tree_ + "/sub/quiet", 1);
+    const std::uint64_t before = service_->live_stats().batches;
+    service_->submit_live({ChangedDir{large, {}, {}}, ChangedDir{tree_ + "/sub", {"quiet"}, {}}},
+                          {}, std::chrono::steady_clock::now());
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline &&
+           (service_->live_stats().batches < before + 2 || service_->live_stats().pending_dirs)) {
+        std::this_thread::yield();
+    }
+    const auto rows = indexed();
+    EXPECT_TRUE(rows.contains(large + "/storm"));
+    EXPECT_TRUE(rows.contains(tree_ + "/sub/quiet"));
+    EXPECT_EQ(service_->live_stats().batches, before + 2) << "one batch each";
+}
+
 }  // namespace
 }  // namespace wsindex::daemon

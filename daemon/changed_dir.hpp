@@ -14,6 +14,10 @@ struct ChangedDir {
     // Subdirectories to walk again even if indexed as the same directory
     // (storage::RelistedDir::rewalk): those a named re-listing replaced by this one named.
     std::vector<std::string> rewalk;
+    // Names beyond a bound were dropped (monitor::DirChange::names_dropped): every
+    // subdirectory whose identity or change time differs from its row is walked again
+    // (storage::RelistedDir::rewalk_changed).
+    bool names_dropped = false;
 };
 
 }  // namespace wsindex::daemon

@@ -1,6 +1,7 @@
 // Daemon: start-up order, the signal loop, reload and shutdown.
 #include "daemon/daemon.hpp"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +12,8 @@
 #include <boost/asio/post.hpp>
 #include <thread>
 
+#include "core/resolve.hpp"
+#include "core/unique_fd.hpp"
 #include "daemon/index_queries.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/scan_root.hpp"
@@ -410,11 +413,15 @@ void Daemon::on_root_event(const monitor::RootEvent& e) {
         case monitor::RootEventKind::overflow:
         case monitor::RootEventKind::unresolvable:
         case monitor::RootEventKind::mark_lost: {
-            // Never keep a wrong index silently: rescan what may have been missed.
+            // Never keep a wrong index silently: rescan what may have been missed (the
+            // smallest subtree that covers it, when the monitor knows one).
+            const std::string& target = e.subtree.empty() ? e.root : e.subtree;
             spdlog::warn("live index: {} ({}): rescanning {}", monitor::to_string(e.kind), e.detail,
-                         root);
-            struct stat st {};
-            if (::lstat(e.root.c_str(), &st) == 0) (void)scans_->enqueue(e.root, ScanOrigin::Live);
+                         ipc::log_bytes(target));
+            if (const core::UniqueFd there(core::open_dir_absolute(target, O_PATH));
+                there.valid()) {
+                (void)scans_->enqueue(target, ScanOrigin::Live);
+            }
             if (e.kind == monitor::RootEventKind::mark_lost) {
                 live_->unwatch(e.root);
                 live_->watch(e.root);  // mark the file system that is there now

@@ -13,6 +13,7 @@
 
 #include "core/fs_types.hpp"
 #include "daemon/mount_points.hpp"
+#include "daemon/rescan_limiter.hpp"
 #include "ipc/bytes_codec.hpp"
 #include "monitor/coalescer.hpp"
 #include "monitor/fanotify_monitor.hpp"
@@ -28,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kCheckRoots{5};
 // The window of the changes-per-second figure.
 constexpr std::chrono::seconds kRateWindow{10};
+// Rescans for changes that could not be resolved: at most one per root this often.
+constexpr std::chrono::seconds kUnresolvableEvery{30};
 
 bool under(const std::string& path, const std::string& root) {
     if (root == "/") return !path.empty() && path[0] == '/';
@@ -71,11 +74,13 @@ struct LiveMonitor::Backends {
         : coalescer({o.settle, o.max_delay, o.settle / 4}),
           tracing(coalescer),
           fan(tracing),
-          ino(tracing, {}) {}
+          ino(tracing, {}),
+          rescans(kUnresolvableEvery) {}
     monitor::Coalescer coalescer;
     TracingSink tracing;
     monitor::FanotifyMonitor fan;
     monitor::InotifyMonitor ino;
+    RescanLimiter rescans;  // of the root events, before they are passed on
     bool fan_open = false;
     bool fan_tried = false;
     bool ino_open = false;
@@ -301,7 +306,9 @@ void LiveMonitor::run_commands() {
 
 void LiveMonitor::deliver(Clock::time_point now) {
     Backends& b = *backends_;
-    for (const monitor::RootEvent& e : b.coalescer.take_root_events()) {
+    const std::vector<monitor::RootEvent> events =
+        b.rescans.pass(b.coalescer.take_root_events(), now);
+    for (const monitor::RootEvent& e : events) {
         {
             std::lock_guard lock(mutex_);
             for (Root& r : roots_) {
@@ -339,11 +346,12 @@ void LiveMonitor::deliver(Clock::time_point now) {
                 const std::size_t slash = c.path.rfind('/');
                 c.names = {c.path.substr(slash + 1)};
                 c.rewalk.clear();
+                c.names_dropped = false;
                 c.path.resize(slash == 0 ? 1 : slash);
             }
             ++per_root[root];
-            changes.dirs.push_back(
-                ChangedDir{std::move(c.path), std::move(c.names), std::move(c.rewalk)});
+            changes.dirs.push_back(ChangedDir{std::move(c.path), std::move(c.names),
+                                              std::move(c.rewalk), c.names_dropped});
         }
         for (std::size_t i = 0; i < roots_.size(); ++i) {
             if (per_root[i] == 0) continue;
@@ -375,6 +383,7 @@ void LiveMonitor::main() {
         Clock::time_point wake_at = b.next_check;
         if (const auto due = b.coalescer.next_due()) wake_at = std::min(wake_at, *due);
         if (paced) wake_at = std::min(wake_at, b.paced_until);
+        if (const auto held = b.rescans.next_due()) wake_at = std::min(wake_at, *held);
         const auto wait =
             std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - Clock::now());
         const int timeout = static_cast<int>(std::max<std::int64_t>(0, wait.count() + 1));

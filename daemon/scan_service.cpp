@@ -328,18 +328,11 @@ void ScanService::main() {
         const bool unlinked_due = !unlinked_inodes_.empty() && Clock::now() >= unlinked_pass_at_;
         if (!live_dirs_.empty() || !live_inodes_.empty() || unlinked_due) {
             // Before the next queued scan: a batch takes milliseconds, a scan may take minutes.
-            std::vector<ChangedDir> dirs;
-            dirs.reserve(live_dirs_.size());
-            for (auto& [path, dirty] : live_dirs_) {
-                dirs.push_back(ChangedDir{path,
-                                          {dirty.names.begin(), dirty.names.end()},
-                                          {dirty.rewalk.begin(), dirty.rewalk.end()}});
-            }
-            live_dirs_.clear();
+            std::vector<ChangedDir> dirs = take_live_batch_locked();
             std::vector<monitor::InodeId> inodes(live_inodes_.begin(), live_inodes_.end());
             live_inodes_.clear();
             const Clock::time_point oldest = live_oldest_;
-            live_stats_.pending_dirs = 0;
+            live_stats_.pending_dirs = live_dirs_.size();
             lock.unlock();
             run_live(std::move(dirs), std::move(inodes), oldest);
             lock.lock();

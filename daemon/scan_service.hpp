@@ -33,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/fs_ops.hpp"
@@ -164,6 +165,9 @@ class ScanService {
     void submit_live(std::vector<ChangedDir> dirs, std::vector<monitor::InodeId> inodes,
                      std::chrono::steady_clock::time_point oldest);
     [[nodiscard]] LiveApplyStats live_stats() const;
+    // A whole re-listing of at least this many entries is large: it gets live batches of its
+    // own, taking turns with the other directories' (take_live_batch_locked).
+    static constexpr std::size_t kLargeListing = 2048;
     // Any thread. The last rebuild of a damaged index by this process, if any.
     [[nodiscard]] std::optional<IndexRebuild> last_rebuild() const;
 
@@ -210,6 +214,10 @@ class ScanService {
     void merge_changed_locked(ChangedDir dir);
     // More changed names than this in one directory: it is re-listed whole.
     static constexpr std::size_t kMaxNamedChanges = 256;
+    // The directories of the next live batch, taken out of live_dirs_ (take_live_batch_locked
+    // in scan_service_live.cpp says how large re-listings take turns with the others).
+    std::vector<ChangedDir> take_live_batch_locked();
+    static constexpr std::size_t kMaxLargeListings = 4096;  // remembered at most (live_large_)
     // Index damage (scan_service_rebuild.cpp). Scan thread or open(), no lock held.
     core::Status open_writer();
     core::Status set_aside(const storage::IndexCheck& check);
@@ -254,9 +262,14 @@ class ScanService {
     // guarded: changed directories not applied yet, with their changed names (none: whole)
     struct LiveDirty {
         std::set<std::string> names;   // none: the whole directory
-        std::set<std::string> rewalk;  // ChangedDir::rewalk
+        std::set<std::string> rewalk;  // ChangedDir::rewalk, at most kMaxNamedChanges
+        bool names_dropped = false;    // ChangedDir::names_dropped
     };
     std::map<std::string, LiveDirty> live_dirs_;
+    // guarded: directories whose last whole re-listing was large (kLargeListing), and whether
+    // the last batch was one of theirs (they take turns with the others).
+    std::unordered_set<std::string> live_large_;
+    bool live_last_large_ = false;
     std::set<monitor::InodeId> live_inodes_;  // guarded: LiveChanges::inodes not applied yet
     // guarded: inodes whose names only a pass over `entries` finds (add_linked_names), and
     // when the next pass may run: a pass costs ~0.1-0.3 s per million entries, and passes

@@ -1,5 +1,6 @@
 // ScanService: the live index's batches on the scan thread — re-list the changed directories
 // one level, walk the new subdirectories in full, apply everything in one transaction.
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -8,7 +9,10 @@
 #include <thread>
 
 #include "core/clock.hpp"
+#include "core/fs_ops.hpp"
 #include "core/named_stat.hpp"
+#include "core/resolve.hpp"
+#include "core/unique_fd.hpp"
 #include "core/walker.hpp"
 #include "daemon/scan_service.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -46,6 +50,23 @@ bool gone_since(const core::Status& st) {
            st.code() == std::errc::not_a_directory ||
            st.code() == std::errc::too_many_symbolic_link_levels ||
            st.code() == std::error_code(ESTALE, std::generic_category());
+}
+
+// A directory reached through a symlink now, or renamed or exchanged while it was opened: what
+// is at its path is not what was reported there. Its parent is re-listed whole and it is walked
+// again from that listing, so a swap neither leaves rows of another object nor drops a change.
+bool swapped(const core::Status& st) {
+    return st.code() == std::errc::too_many_symbolic_link_levels ||
+           st.code() == std::error_code(ESTALE, std::generic_category());
+}
+bool swapped(int error) { return error == ELOOP || error == ESTALE; }
+
+// The device of the directory at `path`, opened by descriptor (never through a symlink).
+std::optional<std::uint64_t> device_of(const std::string& path) {
+    const core::UniqueFd fd(core::open_dir_absolute(path, O_PATH));
+    core::FileStat st;
+    if (!fd.valid() || core::stat_fd(fd.get(), st) != 0) return std::nullopt;
+    return st.dev;
 }
 
 // Log level trace: what a batch is given and what its named stats found, the other half of
@@ -96,21 +117,65 @@ void ScanService::submit_live(std::vector<ChangedDir> dirs, std::vector<monitor:
 
 void ScanService::merge_changed_locked(ChangedDir dir) {
     auto [it, inserted] = live_dirs_.try_emplace(std::move(dir.path));
-    for (std::string& n : dir.rewalk) it->second.rewalk.insert(std::move(n));
-    std::set<std::string>& names = it->second.names;  // empty: the whole directory
+    LiveDirty& dirty = it->second;
+    // A name to walk again if it is a subdirectory. Past the bound it is dropped, and the
+    // directory says so: its re-listing then walks again every subdirectory that differs from
+    // its row (RelistedDir::rewalk_changed), which covers every name dropped.
+    const auto rewalk = [&dirty](std::string name) {
+        if (dirty.rewalk.size() < kMaxNamedChanges || dirty.rewalk.contains(name)) {
+            dirty.rewalk.insert(std::move(name));
+        } else {
+            dirty.names_dropped = true;
+        }
+    };
+    dirty.names_dropped = dirty.names_dropped || dir.names_dropped;
+    for (std::string& n : dir.rewalk) rewalk(std::move(n));
+    std::set<std::string>& names = dirty.names;  // empty: the whole directory
     if (!inserted && names.empty()) {
         // Whole already: a named subdirectory is still walked again (ChangedDir::rewalk).
-        for (std::string& n : dir.names) it->second.rewalk.insert(std::move(n));
+        for (std::string& n : dir.names) rewalk(std::move(n));
         return;
     }
     if (dir.names.empty() || names.size() + dir.names.size() > kMaxNamedChanges) {
         // Whole from now on; the names so far keep their subdirectories walked again.
-        it->second.rewalk.merge(names);
-        for (std::string& n : dir.names) it->second.rewalk.insert(std::move(n));
+        for (const std::string& n : names) rewalk(n);
         names.clear();
+        for (std::string& n : dir.names) rewalk(std::move(n));
         return;
     }
     for (std::string& n : dir.names) names.insert(std::move(n));
+}
+
+std::vector<ChangedDir> ScanService::take_live_batch_locked() {
+    // Fairness: a whole re-listing of a large directory (a storm there re-lists it whole every
+    // batch) runs in a batch of its own, taking turns with the batches of every other
+    // directory. A change anywhere else then waits for at most one large re-listing already
+    // under way, plus its own small batch, instead of sharing each batch with the storm.
+    bool any_large = false;
+    bool any_small = false;
+    for (const auto& [path, dirty] : live_dirs_) {
+        const bool large = dirty.names.empty() && live_large_.contains(path);
+        any_large = any_large || large;
+        any_small = any_small || !large;
+    }
+    const bool take_large = any_large && (!any_small || !live_last_large_);
+    const bool take_small = any_small && (!any_large || live_last_large_);
+    live_last_large_ = take_large && !take_small;
+    std::vector<ChangedDir> dirs;
+    for (auto it = live_dirs_.begin(); it != live_dirs_.end();) {
+        LiveDirty& dirty = it->second;
+        const bool large = dirty.names.empty() && live_large_.contains(it->first);
+        if (large ? !take_large : !take_small) {
+            ++it;
+            continue;
+        }
+        dirs.push_back(ChangedDir{it->first,
+                                  {dirty.names.begin(), dirty.names.end()},
+                                  {dirty.rewalk.begin(), dirty.rewalk.end()},
+                                  dirty.names_dropped});
+        it = live_dirs_.erase(it);
+    }
+    return dirs;
 }
 
 LiveApplyStats ScanService::live_stats() const {
@@ -226,12 +291,28 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     std::size_t records = 0;
     std::vector<std::string> too_large;  // new subtrees left to a subtree scan
     std::vector<std::string> failed;     // directories that could not be listed: rescan them
+    // Directories swapped while they were opened (swapped()): their parents, re-listed whole
+    // by the next batch, each walking the swapped name again.
+    std::vector<ChangedDir> relist_parents;
+    std::vector<std::pair<std::string, bool>> listed_sizes;  // whole listings: large?
+    const auto relist_parent_of = [&](const std::string& path) {
+        std::string_view parent;
+        std::string_view name;
+        for (const auto& [root, ofs] : roots) {
+            if (path == root) return;  // a root has no parent in the index: gone, as before
+        }
+        if (!core::split_parent(path, &parent, &name)) return;
+        spdlog::debug("live index: {} changed while it was opened; re-listing its parent",
+                      shown(path));
+        relist_parents.push_back(ChangedDir{std::string(parent), {}, {std::string(name)}});
+    };
     // Directories with named changes: a stat per name (core/named_stat.hpp). One that cannot
     // be done so (a name that fails with more than ENOENT, the directory unopenable) is
     // re-listed whole below, which records errors as a walk does.
     std::vector<std::string> dirs;  // every directory of the batch, for the log and rescans
     std::vector<std::string> whole;
     std::vector<std::vector<std::string>> whole_rewalk;  // RelistedDir::rewalk of each
+    std::vector<bool> whole_dropped;                     // RelistedDir::rewalk_changed of each
     std::vector<storage::RelistedDir> listings;
     std::vector<std::string> listing_paths;
     const core::FsOps& fs = options_.fs != nullptr ? *options_.fs : core::real_fs_ops();
@@ -242,14 +323,17 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
         if (c.names.empty()) {
             whole.push_back(std::move(c.path));
             whole_rewalk.push_back(std::move(c.rewalk));
+            whole_dropped.push_back(c.names_dropped);
             continue;
         }
         core::NamedStat named;
         if (auto st = core::stat_named(c.path, c.names, fs, &named); !st) {
+            if (swapped(st)) relist_parent_of(c.path);
             if (!gone_since(st)) {
                 whole.push_back(std::move(c.path));
                 c.rewalk.insert(c.rewalk.end(), c.names.begin(), c.names.end());
                 whole_rewalk.push_back(std::move(c.rewalk));
+                whole_dropped.push_back(c.names_dropped);
             }
             continue;  // gone: its parent's change says so
         }
@@ -288,6 +372,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
         std::vector<std::string>& rewalk = whole_rewalk[i];
         std::sort(rewalk.begin(), rewalk.end());
         listings[first_whole + i].rewalk = std::move(rewalk);
+        listings[first_whole + i].rewalk_changed = whole_dropped[i];
     }
     const Clock::time_point listed_at = Clock::now();
     if (!listed) {
@@ -300,6 +385,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     for (std::size_t i = 0; i < listings.size(); ++i) {
         const std::string& dir = listing_paths[i];
         if (const core::Status& st = list_status[i]; !st) {
+            if (swapped(st)) relist_parent_of(dir);
             if (!gone_since(st)) {
                 spdlog::warn("live index: cannot list {}: {}", shown(dir), st.to_string());
                 failed.push_back(dir);
@@ -308,7 +394,16 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
         }
         storage::RelistedDir& relisted = listings[i];
         if (tracing && i >= first_whole) trace_listing(relisted);
-        if (!relisted.self.is_dir()) continue;
+        if (i >= first_whole) {
+            listed_sizes.emplace_back(dir, relisted.entries.size() >= kLargeListing);
+        }
+        if (!relisted.self.is_dir()) {
+            // No longer a directory (a symlink or a file took its name): as for a swap, its
+            // parent's whole listing records what is there now.
+            // (The walk hands no record of a root that is not a directory.)
+            if (i >= first_whole || !relisted.self.path.empty()) relist_parent_of(dir);
+            continue;
+        }
         std::vector<std::string> fresh;
         if (auto st = subdirs.find(relisted, &fresh); !st) {
             report_damage(st);
@@ -336,10 +431,8 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
                 }
             }
             if (descend && ofs && !root_of_sub.empty()) {
-                struct stat st {};
-                if (::lstat(root_of_sub.c_str(), &st) == 0 && st.st_dev != entry->dev) {
-                    descend = false;
-                }
+                const std::optional<std::uint64_t> dev = device_of(root_of_sub);
+                if (dev && *dev != entry->dev) descend = false;
             }
             if (descend && records >= kMaxBatchRecords) {
                 too_large.push_back(sub);
@@ -364,11 +457,17 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
                 continue;
             }
             if (auto st = walked; !st) {
+                if (swapped(st)) relist_parent_of(sub);
                 if (!gone_since(st)) {
                     spdlog::warn("live index: cannot walk {}: {}", shown(sub), st.to_string());
                     failed.push_back(dir);
                 }
                 continue;
+            }
+            // A directory below that the walk found swapped (recorded with that error, its
+            // contents not listed): listed again from its parent by the next batch.
+            for (const core::WalkResult& r : subtree.records) {
+                if (r.parent_id != 0 && swapped(r.error)) relist_parent_of(r.path);
             }
             records += subtree.records.size();
             batch.subtrees.push_back(std::move(subtree));
@@ -415,6 +514,14 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     {
         std::lock_guard lock(mutex_);
         ++live_stats_.batches;
+        for (auto& [dir, large] : listed_sizes) {
+            if (!large) {
+                live_large_.erase(dir);
+                continue;
+            }
+            if (live_large_.size() >= kMaxLargeListings) live_large_.clear();
+            live_large_.insert(std::move(dir));
+        }
         live_stats_.busy_ms += static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
         if (applied) {
@@ -428,6 +535,10 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
             }
             // Named changes to hard-linked inodes: the next batch lists those directories whole
             // (the scan thread takes it as soon as this one returns).
+            for (ChangedDir& d : relist_parents) {
+                if (live_dirs_.empty()) live_oldest_ = oldest;
+                merge_changed_locked(std::move(d));
+            }
             for (storage::WholeRelisting& d : report.relist_whole) {
                 if (live_dirs_.empty()) live_oldest_ = oldest;
                 merge_changed_locked(ChangedDir{std::move(d.path), {}, std::move(d.rewalk)});

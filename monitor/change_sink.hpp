@@ -44,6 +44,11 @@ struct DirChange {
     // (at most Coalescer::kMaxNames). Those that are subdirectories are walked again in full:
     // one may have left the roots and come back as the same directory with other contents.
     std::vector<std::string> rewalk;
+    // From the coalescer, with `names` empty: more names than Coalescer::kMaxNames were named,
+    // and those beyond it are not in `rewalk`. Every subdirectory whose indexed row differs in
+    // identity or change time from the listing is then walked again (a rename changes a
+    // directory's ctime), since any of them may be one of the names dropped.
+    bool names_dropped = false;
     // Set instead of `key` and `path` for a hard-linked file (see above).
     std::optional<InodeId> inode;
 
@@ -60,7 +65,7 @@ enum class RootEventKind {
     root_deleted,    // the root directory itself was deleted
     root_moved,      // the root directory itself was moved (renamed) away
     mark_lost,       // the watch on the root's file system is gone (e.g. unmounted)
-    unresolvable,    // an event's directory could not be identified; rescan the root
+    unresolvable,    // an event's directory could not be identified; rescan `subtree` or the root
     needs_periodic,  // the backend cannot follow the whole root (watch budget); rescan it
 };
 
@@ -71,6 +76,9 @@ struct RootEvent {
     RootEventKind kind;
     std::string root;
     std::string detail;  // for the log: why
+    // unresolvable: the deepest directory known to hold what could not be identified (under
+    // `root`); empty when that is the root itself.
+    std::string subtree;
 };
 
 class ChangeSink {

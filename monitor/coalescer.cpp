@@ -20,7 +20,13 @@ void Coalescer::dir_changed(const DirChange& change) {
     }
     // Names are kept after the directory became whole, up to kMaxNames, for DirChange::rewalk.
     if (change.name.empty() || (!d.whole && d.names.size() >= kMaxNames)) d.whole = true;
-    if (!change.name.empty() && d.names.size() < kMaxNames) d.names.insert(change.name);
+    if (!change.name.empty()) {
+        if (d.names.size() < kMaxNames) {
+            d.names.insert(change.name);
+        } else if (!d.names.contains(change.name)) {
+            d.dropped = true;
+        }
+    }
 }
 
 void Coalescer::root_event(const RootEvent& event) { root_events_.push_back(event); }
@@ -64,6 +70,7 @@ std::vector<DirChange> Coalescer::take_due(TimePoint* first_change) {
         std::vector<std::string>& names = d.whole ? c.rewalk : c.names;
         names.assign(d.names.begin(), d.names.end());
         std::sort(names.begin(), names.end());
+        c.names_dropped = d.dropped;
         out.push_back(std::move(c));
     }
     return out;

@@ -61,6 +61,7 @@ class Coalescer final : public ChangeSink {
         TimePoint last;
         std::unordered_set<std::string> names;  // of the events merged so far (kMaxNames)
         bool whole = false;                     // an event named nothing, or too many names
+        bool dropped = false;                   // a name was not kept (DirChange::names_dropped)
     };
     [[nodiscard]] TimePoint due_at(const Dirty& d) const;
     // Moves every directory due at or before `limit` from the queue into `due`.

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/resolve.hpp"
+#include "monitor/dir_path.hpp"
+
 namespace wsindex::monitor {
 namespace {
 
@@ -57,8 +60,10 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
     r.path = root;
     // No fd is kept on the root: an open directory is not destroyed by rmdir until it is
     // closed, and its FAN_DELETE_SELF would wait for that.
-    const core::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir.valid()) return core::Status::from_errno(errno, "open " + root);
+    // By descriptor (no symlink followed in any component): the mark and the identity are
+    // those of the root itself, not of what a symlink swapped into its path points at.
+    const core::UniqueFd dir(core::open_dir_absolute(root, O_RDONLY));
+    if (!dir.valid()) return core::Status::from_errno(-dir.get(), "open " + root);
     struct stat st {};
     if (::fstat(dir.get(), &st) != 0) return core::Status::from_errno(errno, "fstat " + root);
     r.dev = st.st_dev;
@@ -69,8 +74,7 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
     const unsigned flags = FAN_MARK_ADD | FAN_MARK_FILESYSTEM;
     if (mark_mask_ == 0) {
         // FAN_RENAME (5.17) reports both ends of a move in one event; older kernels refuse it.
-        if (::fanotify_mark(fan_.get(), flags, kBaseMask | FAN_RENAME, AT_FDCWD, root.c_str()) ==
-            0) {
+        if (::fanotify_mark(fan_.get(), flags, kBaseMask | FAN_RENAME, dir.get(), nullptr) == 0) {
             mark_mask_ = kBaseMask | FAN_RENAME;
             has_rename_ = true;
         } else if (errno != EINVAL) {
@@ -78,7 +82,7 @@ core::Status FanotifyMonitor::add_root(const std::string& root) {
         }
     }
     if (mark_mask_ == 0) mark_mask_ = kBaseMask;
-    if (::fanotify_mark(fan_.get(), flags, mark_mask_, AT_FDCWD, root.c_str()) != 0) {
+    if (::fanotify_mark(fan_.get(), flags, mark_mask_, dir.get(), nullptr) != 0) {
         return core::Status::from_errno(errno, "fanotify_mark " + root);
     }
     roots_.push_back(std::move(r));
@@ -229,7 +233,7 @@ core::UniqueFd FanotifyMonitor::open_root_on(const std::string& fsid, bool* watc
         if (r.gone || r.fsid != fsid) continue;
         *watched = true;
         // Opened per lookup (see add_root); not O_PATH: open_by_handle_at wants EBADF-free fds.
-        core::UniqueFd via(::open(r.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        core::UniqueFd via(core::open_dir_absolute(r.path, O_RDONLY));
         if (via.valid()) return via;
     }
     return core::UniqueFd();
@@ -305,9 +309,10 @@ void FanotifyMonitor::changed_object(const HandleKey& key, const void* fh_ptr) {
     std::string path;
     switch (path_of(fd.get(), &path)) {
         case FdPath::unreadable:
-            ++stats_.unresolvable;
-            report_fs(fsid, RootEventKind::unresolvable,
-                      "a changed file's path cannot be resolved");
+            // A file has no ".." to walk up from; the daemon finds the names it holds for it
+            // by its inode instead.
+            ++stats_.deep_paths;
+            report_inode(fd.get());
             return;
         case FdPath::deleted:
             // The kernel printed a removed name (still open somewhere); the file may have
@@ -360,17 +365,10 @@ bool FanotifyMonitor::dirty_dir(const HandleKey& key, const void* fh_ptr, std::s
     switch (path_of(fd.get(), &path)) {
         case FdPath::unreadable: {
             // A path the kernel cannot print (longer than a page, or not reachable from this
-            // mount namespace): find the root it lies under, if any, by walking up with "..".
-            // Outside every root it is dropped; under one, only that root lost a change.
-            const Root* root = root_above(fd.get());
-            if (root == nullptr) {
-                ++stats_.outside_roots;
-                return false;
-            }
-            ++stats_.unresolvable;
-            sink_.root_event({RootEventKind::unresolvable, root->path,
-                              "a changed directory's path is too long to resolve"});
-            return true;
+            // mount namespace): built from descriptors instead.
+            bool inside = false;
+            if (!resolve_deep(fd.get(), &path, &inside)) return inside;
+            break;
         }
         case FdPath::deleted:
             ++stats_.slow_path;
@@ -398,6 +396,76 @@ void FanotifyMonitor::changed_outside(const HandleKey& key, const void* fh_ptr) 
     const std::string fsid = key.substr(0, sizeof(__kernel_fsid_t));
     const core::UniqueFd fd = open_handle(fsid, fh_ptr, O_PATH, "file");
     if (fd.valid()) report_if_linked(fd.get(), true);
+}
+
+void FanotifyMonitor::report_inode(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) return;
+    DirChange change;
+    change.inode =
+        InodeId{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    sink_.dir_changed(change);
+}
+
+bool FanotifyMonitor::resolve_deep(int dirfd, std::string* path, bool* inside) {
+    DirPathSources sources;
+    sources.known = [this](const struct stat& st) -> std::optional<std::string> {
+        for (const auto& r : roots_) {
+            if (!r.gone && r.dev == st.st_dev && r.ino == st.st_ino) return r.path;
+        }
+        return std::nullopt;
+    };
+    sources.printed = [this](int fd, std::string* printed) {
+        switch (path_of(fd, printed)) {
+            case FdPath::ok:
+                return Printed::ok;
+            case FdPath::deleted:
+                return Printed::deleted;
+            case FdPath::unreadable:
+                break;
+        }
+        return Printed::unreadable;
+    };
+    DirPath found = dir_path_by_descriptors(dirfd, sources);
+    const Root* root = nullptr;
+    switch (found.kind) {
+        case DirPath::Kind::full:
+            if (root_under(found.path) == nullptr) break;
+            ++stats_.deep_paths;
+            *path = std::move(found.path);
+            return true;
+        case DirPath::Kind::gone:
+            // Removed meanwhile: its removal is (or was) reported in its parent.
+            ++stats_.stale_handles;
+            *inside = true;
+            return false;
+        case DirPath::Kind::partial:
+            // A level was renamed or removed while it was named: what lies below the deepest
+            // ancestor known is rescanned (its own events report the rest).
+            root = root_under(found.path);
+            if (root == nullptr) break;
+            ++stats_.unresolvable;
+            sink_.root_event({RootEventKind::unresolvable, root->path,
+                              "a changed directory's path could not be resolved below here",
+                              found.path == root->path ? std::string() : found.path});
+            *inside = true;
+            return false;
+        case DirPath::Kind::outside:
+            // No known path above (deeper than the walk goes, or out of this mount namespace):
+            // only the root above it, if any, can be rescanned.
+            root = root_above(dirfd);
+            if (root == nullptr) break;
+            ++stats_.unresolvable;
+            sink_.root_event({RootEventKind::unresolvable,
+                              root->path,
+                              "a changed directory's path cannot be resolved",
+                              {}});
+            *inside = true;
+            return false;
+    }
+    ++stats_.outside_roots;
+    *inside = false;
+    return false;
 }
 
 void FanotifyMonitor::report_if_linked(int fd, bool outside) {
@@ -454,7 +522,9 @@ void FanotifyMonitor::check_roots() {
     for (auto& r : roots_) {
         if (r.gone) continue;
         struct stat st {};
-        if (::stat(r.path.c_str(), &st) != 0 || st.st_dev != r.dev || st.st_ino != r.ino) {
+        const core::UniqueFd dir(core::open_dir_absolute(r.path, O_PATH));
+        if (!dir.valid() || ::fstat(dir.get(), &st) != 0 || st.st_dev != r.dev ||
+            st.st_ino != r.ino) {
             r.gone = true;
             sink_.root_event({RootEventKind::mark_lost, r.path,
                               "the root is no longer the directory that was marked"});

@@ -37,6 +37,7 @@ class FanotifyMonitor {
         std::uint64_t stale_handles = 0;   // dropped: the directory no longer exists
         std::uint64_t unresolvable = 0;    // reported: the directory could not be identified
         std::uint64_t linked_outside = 0;  // hard-linked files changed through a name outside
+        std::uint64_t deep_paths = 0;      // paths the kernel could not print, found by descriptors
     };
 
     explicit FanotifyMonitor(ChangeSink& sink) : sink_(sink) {}
@@ -116,6 +117,15 @@ class FanotifyMonitor {
     [[nodiscard]] const Root* root_under(const std::string& path) const;
     // The root that the directory open at `dirfd` lies under (walking up through ".."), if any.
     [[nodiscard]] const Root* root_above(int dirfd) const;
+    // The path of the directory open at `dirfd`, which the kernel cannot print: found by walking
+    // up to a root or a printable ancestor and naming each level (monitor/dir_path.hpp). Into
+    // `path`; false when the change was reported otherwise (gone, outside every root, or a
+    // rescan of the smallest subtree that covers it); `*inside` then says whether it concerned
+    // a root.
+    [[nodiscard]] bool resolve_deep(int dirfd, std::string* path, bool* inside);
+    // Reports the file open at `fd` as an inode change (DirChange::inode) whatever its link
+    // count: the daemon re-stats the names it holds for it.
+    void report_inode(int fd);
 
     ChangeSink& sink_;
     core::UniqueFd fan_;

@@ -2,12 +2,16 @@
 #include "monitor/inotify_monitor.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+
+#include "core/resolve.hpp"
+#include "core/unique_fd.hpp"
 
 namespace wsindex::monitor {
 namespace {
@@ -16,6 +20,9 @@ constexpr std::uint32_t kMask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED
                                 IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF |
                                 IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
 constexpr int kMaxReadsPerCall = 16;
+// Left out of kMask for a watch placed through a descriptor's /proc/self/fd link, which must be
+// followed (the descriptor itself was opened without following any symlink).
+constexpr std::uint32_t kFollowFlags = IN_DONT_FOLLOW;
 
 std::size_t default_budget() {
     std::ifstream in("/proc/sys/fs/inotify/max_user_watches");
@@ -42,7 +49,11 @@ core::Status InotifyMonitor::open() {
 
 core::Status InotifyMonitor::add_root(const std::string& root) {
     if (!fd_.valid()) return core::Status::from_errno(EBADF, "inotify not open");
-    const int wd = ::inotify_add_watch(fd_.get(), root.c_str(), kMask);
+    // By descriptor, as every directory below it (watch_tree).
+    const core::UniqueFd dir(core::open_dir_absolute(root, O_PATH));
+    if (!dir.valid()) return core::Status::from_errno(-dir.get(), "open " + root);
+    const std::string link = "/proc/self/fd/" + std::to_string(dir.get());
+    const int wd = ::inotify_add_watch(fd_.get(), link.c_str(), kMask & ~kFollowFlags);
     if (wd < 0) return core::Status::from_errno(errno, "inotify_add_watch " + root);
     const std::size_t index = roots_.size();
     roots_.push_back(Root{root, wd, false, false});
@@ -51,7 +62,7 @@ core::Status InotifyMonitor::add_root(const std::string& root) {
     return {};
 }
 
-bool InotifyMonitor::add_watch(const std::string& dir, std::size_t root) {
+bool InotifyMonitor::add_watch(int dirfd, const std::string& dir, std::size_t root) {
     const auto over_budget = [&](const std::string& why) {
         if (!roots_[root].over_budget) {
             roots_[root].over_budget = true;
@@ -62,7 +73,10 @@ bool InotifyMonitor::add_watch(const std::string& dir, std::size_t root) {
     if (watches_.size() >= max_watches_) {
         return over_budget("inotify watch budget of " + std::to_string(max_watches_) + " reached");
     }
-    const int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), kMask);
+    // Through the descriptor's magic link (which must be followed: IN_DONT_FOLLOW is left out):
+    // the directory opened without a symlink on its path, and at any depth.
+    const std::string link = "/proc/self/fd/" + std::to_string(dirfd);
+    const int wd = ::inotify_add_watch(fd_.get(), link.c_str(), kMask & ~kFollowFlags);
     if (wd < 0) {
         // The user's max_user_watches is spent (shared with every other inotify user).
         if (errno == ENOSPC) return over_budget("inotify: max_user_watches reached");
@@ -78,14 +92,24 @@ void InotifyMonitor::watch_tree(const std::string& top, std::size_t root) {
     while (!stack.empty()) {
         const std::string dir = std::move(stack.back());
         stack.pop_back();
-        if (dir != top || top != roots_[root].path) {
-            if (!add_watch(dir, root)) return;
+        // By descriptor, never through a symlink, in pieces past PATH_MAX (core/resolve.hpp):
+        // a deep directory is watched like any other.
+        const int fd = core::open_dir_absolute(dir, O_RDONLY);
+        if (fd < 0) continue;  // gone or unreadable: its parent's listing says so
+        DIR* d = ::fdopendir(fd);
+        if (d == nullptr) {
+            ::close(fd);
+            continue;
         }
-        DIR* d = ::opendir(dir.c_str());
-        if (d == nullptr) continue;
+        if (dir != top || top != roots_[root].path) {
+            if (!add_watch(fd, dir, root)) {
+                ::closedir(d);
+                return;
+            }
+        }
         while (const dirent* e = ::readdir(d)) {
             if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-            // IN_ONLYDIR | IN_DONT_FOLLOW refuse anything else when d_type is unknown.
+            // Opening refuses anything but a directory when d_type is unknown.
             if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
                 stack.push_back(dir + "/" + e->d_name);
             }

@@ -65,7 +65,8 @@ class InotifyMonitor {
 
     // Adds watches to `dir` and its subdirectories; updates paths of watches already there.
     void watch_tree(const std::string& dir, std::size_t root);
-    bool add_watch(const std::string& dir, std::size_t root);
+    // Watches the directory open at `dirfd`, known as `dir`.
+    bool add_watch(int dirfd, const std::string& dir, std::size_t root);
     void handle_event(const struct inotify_event& ev);
     void root_gone(std::size_t root, RootEventKind kind, const std::string& detail);
 

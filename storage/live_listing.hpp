@@ -27,6 +27,14 @@ inline bool walked_again(const RelistedDir& dir, std::string_view name) {
     return dir.partial || std::binary_search(dir.rewalk.begin(), dir.rewalk.end(), name);
 }
 
+// Whether the subdirectory `now` of `dir`, indexed as `old`, is walked again whatever its
+// identity: walked_again above, or with RelistedDir::rewalk_changed a change time that moved.
+inline bool walked_again(const RelistedDir& dir, const core::WalkResult& old,
+                         const core::WalkResult& now) {
+    if (walked_again(dir, now.name())) return true;
+    return dir.rewalk_changed && old.has_stat && now.has_stat && old.ctime_ns != now.ctime_ns;
+}
+
 inline std::string child_path(std::string_view dir, std::string_view name) {
     std::string p(dir);
     if (p.empty() || p.back() != '/') p.push_back('/');

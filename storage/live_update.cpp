@@ -251,7 +251,7 @@ core::Status Applier::plan_dir(RelistedDir& dir, Plan* plan, bool* applies) {
         // A subdirectory walked again (RelistedDir::rewalk: it may have moved out of every
         // root and back with its inode, and changed meanwhile unseen): its subtree is replaced
         // by the walk, as for another directory under the same name.
-        const bool rewalked = now != nullptr && now->is_dir() && walked_again(dir, now->name()) &&
+        const bool rewalked = now != nullptr && now->is_dir() && walked_again(dir, old, *now) &&
                               subtrees_.find(now->path) != subtrees_.end();
         if (now != nullptr && !rewalked && (!old.is_dir() || same_directory(old, *now)) &&
             old.is_dir() == now->is_dir()) {

@@ -46,6 +46,11 @@ struct RelistedDir {
     // A partial re-listing walks every named subdirectory again; a whole one those named here
     // (the subdirectories of a partial re-listing it replaces). Sorted.
     std::vector<std::string> rewalk;
+    // Names of changes were dropped (more than the monitor keeps): any subdirectory may be one
+    // `rewalk` would have named. Each whose row differs from the listing in change time is
+    // walked again too (a rename changes the ctime of the directory moved; one replaced by
+    // another directory differs in identity and is walked again anyway).
+    bool rewalk_changed = false;
 };
 
 // A partial re-listing that must be done whole (RelistedDir::partial), and the subdirectories
@@ -82,7 +87,8 @@ struct LiveReport {
 };
 
 // Which subdirectories of a re-listed directory need a full walk: those not indexed under the
-// same name as the same directory (device and inode), and those RelistedDir::rewalk asks for.
+// same name as the same directory (device and inode), those RelistedDir::rewalk asks for, and
+// with RelistedDir::rewalk_changed those whose change time differs from their row.
 // Empty when `dir` itself is not indexed.
 // One object per batch: its statements are prepared once for all of the batch's directories.
 class UnindexedSubdirs {

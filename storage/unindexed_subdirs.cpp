@@ -37,7 +37,7 @@ core::Status UnindexedSubdirs::find(const RelistedDir& dir, std::vector<std::str
         bool known = false;
         if (row) {
             const core::WalkResult old = read_entry_metadata(read_entry_, 0);
-            known = same_directory(old, e);
+            known = same_directory(old, e) && !walked_again(dir, old, e);
         }
         read_entry_.reset();
         if (known) {

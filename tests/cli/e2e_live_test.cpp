@@ -2,6 +2,8 @@
 // inotify fallback), asked through the real wsctl. Changes must show without a scan; each
 // wait is a poll of wsctl with a generous deadline (sanitizer builds, a loaded machine), never
 // a sleep.
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,6 +186,69 @@ TEST_F(LiveIndex, InotifyWalksAgainADirectoryThatCameBackChanged) {
     EXPECT_TRUE(eventually([&] { return indexed(root_ + "/a/deep/while-away"); })) << log();
     EXPECT_TRUE(indexed(root_ + "/a/deep/f2"));
 }
+
+// A chain of directories deeper than PATH_MAX in the root: the kernel cannot print the path of
+// a directory at its bottom (the fanotify monitor's readlink of /proc/self/fd/N fails), which
+// once made every change there a rescan of the whole root. Each change must be applied as any
+// other, by the path found from descriptors, and no rescan may start.
+// inotify: the directories of the chain are watched by descriptor too (their changes were
+// never seen before).
+class LiveIndexDeep : public LiveIndex, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(LiveIndexDeep, ChangesDeeperThanPathMaxAreAppliedWithoutARescan) {
+    const std::string backend = GetParam();
+    start_with("watch_backend = \"" + backend + "\"\n");
+    ASSERT_TRUE(eventually([&] { return root_status().value("live", "") == backend; }))
+        << root_status().dump() << "\n"
+        << log();
+    // Built by descriptor: no call below takes the whole path.
+    std::string bottom = root_;
+    int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (int level = 0; bottom.size() <= PATH_MAX + 256; ++level) {
+        const std::string name = std::string(200, static_cast<char>('a' + level % 26));
+        ASSERT_EQ(::mkdirat(fd, name.c_str(), 0755), 0);
+        const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ::close(fd);
+        ASSERT_GE(next, 0);
+        fd = next;
+        bottom += "/" + name;
+    }
+    const auto create_at = [&](const std::string& name) {
+        const int f = ::openat(fd, name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_GE(f, 0) << name;
+        ::close(f);
+    };
+    create_at("seed");
+    scan(root_);
+    const std::size_t scans_before = json_of({"scans"})["scans"].size();
+    ASSERT_TRUE(indexed(bottom + "/seed")) << "the scan indexed the chain";
+    // Positive control above the chain: an ordinary change is applied.
+    write(root_ + "/b/control", 3);
+    ASSERT_TRUE(eventually([&] { return indexed(root_ + "/b/control"); })) << log();
+
+    constexpr int kTouches = 6;
+    for (int i = 0; i < kTouches; ++i) {
+        // A file at the bottom, and a new directory there with a file in it: a directory the
+        // monitor has never resolved, each time.
+        const std::string n = std::to_string(i);
+        create_at("touch-" + n);
+        ASSERT_EQ(::mkdirat(fd, ("d" + n).c_str(), 0755), 0);
+        create_at("d" + n + "/f");
+        EXPECT_TRUE(eventually([&] {
+            const auto all = find0_under(root_);
+            return all.count(bottom + "/touch-" + n) == 1 &&
+                   all.count(bottom + "/d" + n + "/f") == 1;
+        })) << "change "
+            << i << " not applied\n"
+            << log();
+    }
+    ::close(fd);
+    EXPECT_EQ(json_of({"scans"})["scans"].size(), scans_before) << "a rescan started\n" << log();
+    EXPECT_EQ(root_status().value("live_overflows", std::uint64_t{0}), 0u) << root_status().dump();
+    EXPECT_EQ(log().find("rescanning"), std::string::npos) << log();
+}
+INSTANTIATE_TEST_SUITE_P(Backends, LiveIndexDeep, ::testing::Values("fanotify", "inotify"));
 
 TEST_F(LiveIndex, WatchFalseKeepsTheIndexAsOfItsLastScan) {
     start_with("watch = false\n");

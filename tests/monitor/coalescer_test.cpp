@@ -185,7 +185,23 @@ TEST_F(CoalescerTest, TooManyNamesMeanWhole) {
     if (*due[0].key != 1) std::swap(due[0], due[1]);
     EXPECT_TRUE(due[0].names.empty()) << "more than kMaxNames: whole";
     EXPECT_EQ(due[0].rewalk.size(), Coalescer::kMaxNames) << "the names kept are bounded";
+    EXPECT_TRUE(due[0].names_dropped) << "a name beyond the bound was dropped: said so";
     EXPECT_EQ(due[1].names, std::vector<std::string>{"only"});
+    EXPECT_FALSE(due[1].names_dropped);
+}
+
+TEST_F(CoalescerTest, NamesAtTheBoundAndRepeatedAreNotDropped) {
+    for (std::size_t i = 0; i < Coalescer::kMaxNames; ++i) {
+        c_.dir_changed(DirChange{1, "", "n" + std::to_string(i), {}});
+    }
+    c_.dir_changed(DirChange{1, "", "n0", {}});  // known already: nothing is lost
+    c_.dir_changed(DirChange{1, "", "", {}});    // the directory itself: whole, nothing lost
+    now_ += 1s;
+    const auto due = c_.take_due();
+    ASSERT_EQ(due.size(), 1u);
+    EXPECT_TRUE(due[0].names.empty());
+    EXPECT_EQ(due[0].rewalk.size(), Coalescer::kMaxNames);
+    EXPECT_FALSE(due[0].names_dropped);
 }
 
 }  // namespace

@@ -365,6 +365,49 @@ TEST_F(LiveUpdate, ADirectoryMovedOutAndBackIsWalkedAgain) {
     EXPECT_EQ(last_.subtrees_removed, 1u);
 }
 
+// The monitor keeps a bounded number of names per directory: past it, the whole re-listing
+// says names were dropped (rewalk_changed), and a directory that moved out and back (its name
+// among those dropped) is found by its change time, which the moves changed.
+TEST_F(LiveUpdate, ADirectoryMovedOutAndBackPastTheNameBoundIsWalkedAgain) {
+    const std::string away = tmp_ / "away";
+    ASSERT_EQ(::rename(p("a/x").c_str(), away.c_str()), 0);
+    ASSERT_EQ(::unlink((away + "/f2").c_str()), 0);
+    test::write_file(away + "/deep/new", 321);
+    ASSERT_EQ(::rename(away.c_str(), p("a/x").c_str()), 0);
+    // Control: the names alone (none kept) do not find it; the listing shows the same
+    // directory, so the old subtree would stay.
+    RelistedDir plain = list_whole(p("a"), {});
+    std::vector<std::string> walked;
+    ASSERT_TRUE(unindexed_subdirs(writer_->database(), plain, &walked));
+    EXPECT_TRUE(walked.empty()) << walked.front();
+    RelistedDir dropped = list_whole(p("a"), {});
+    dropped.rewalk_changed = true;
+    ASSERT_TRUE(unindexed_subdirs(writer_->database(), dropped, &walked));
+    EXPECT_EQ(walked, std::vector<std::string>{p("a/x")});
+    LiveBatch batch;
+    for (const std::string& sub : walked) batch.subtrees.push_back({walk(sub, 0)});
+    batch.dirs.push_back(std::move(dropped));
+    LiveReport report;
+    ASSERT_TRUE(apply_live_batch(writer_->database(), batch, &report));
+    EXPECT_EQ(report.subtrees_removed, 1u) << "the old subtree of a/x is replaced";
+    expect_converges({});
+}
+
+// Past the bound, an unchanged subdirectory is not walked again: only those whose row differs.
+TEST_F(LiveUpdate, PastTheNameBoundOnlyChangedSubdirectoriesAreWalkedAgain) {
+    test::write_file(p("new-file"), 5);  // the root's listing changed, its subdirectories not
+    RelistedDir dropped = list_whole(root_, {});
+    dropped.rewalk_changed = true;
+    std::vector<std::string> walked;
+    ASSERT_TRUE(unindexed_subdirs(writer_->database(), dropped, &walked));
+    EXPECT_TRUE(walked.empty()) << walked.front();
+    test::write_file(p("b/g2"), 5);  // b's ctime moves: walked again, and still converges
+    dropped = list_whole(root_, {});
+    dropped.rewalk_changed = true;
+    ASSERT_TRUE(unindexed_subdirs(writer_->database(), dropped, &walked));
+    EXPECT_EQ(walked, std::vector<std::string>{p("b")});
+}
+
 TEST_F(LiveUpdate, AWholeListingThatReplacesANamedOneWalksItsSubdirectoriesAgain) {
     // As above, and a hard link named in the same directory: the named re-listing is not
     // applied but asks for a whole one, which must still walk a/x again.

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/fs_types.hpp"
+#include "core/path.hpp"
 #include "daemon/mount_points.hpp"
 #include "daemon/rescan_limiter.hpp"
 #include "ipc/bytes_codec.hpp"
@@ -31,12 +32,6 @@ constexpr std::chrono::seconds kCheckRoots{5};
 constexpr std::chrono::seconds kRateWindow{10};
 // Rescans for changes that could not be resolved: at most one per root this often.
 constexpr std::chrono::seconds kUnresolvableEvery{30};
-
-bool under(const std::string& path, const std::string& root) {
-    if (root == "/") return !path.empty() && path[0] == '/';
-    return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
-           (path.size() == root.size() || path[root.size()] == '/');
-}
 
 std::string shown(const std::string& path) { return ipc::log_bytes(path); }
 
@@ -167,7 +162,7 @@ std::size_t LiveMonitor::root_of(const std::string& path) const {
     // The deepest active root holding `path`.
     std::size_t best = std::string::npos;
     for (std::size_t i = 0; i < roots_.size(); ++i) {
-        if (!roots_[i].active || !under(path, roots_[i].status.root)) continue;
+        if (!roots_[i].active || !core::at_or_below(path, roots_[i].status.root)) continue;
         if (best == std::string::npos ||
             roots_[i].status.root.size() > roots_[best].status.root.size()) {
             best = i;
@@ -186,7 +181,7 @@ void LiveMonitor::add_root(const std::string& root) {
             }
         }
         for (const Root& r : roots_) {
-            if (r.active && under(root, r.status.root)) return;  // covered
+            if (r.active && core::at_or_below(root, r.status.root)) return;  // covered
         }
     }
     Backends& b = *backends_;

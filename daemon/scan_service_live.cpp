@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/fs_ops.hpp"
 #include "core/named_stat.hpp"
+#include "core/path.hpp"
 #include "core/resolve.hpp"
 #include "core/unique_fd.hpp"
 #include "core/walker.hpp"
@@ -33,12 +34,6 @@ std::string shown(const std::string& path) { return ipc::log_bytes(path); }
 std::int64_t ms_between(std::chrono::steady_clock::time_point from,
                         std::chrono::steady_clock::time_point to) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
-}
-
-bool under(const std::string& path, const std::string& root) {
-    if (root == "/") return !path.empty() && path[0] == '/';
-    return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
-           (path.size() == root.size() || path[root.size()] == '/');
 }
 
 // A directory that vanished or changed kind since it was reported, or that is reached through a
@@ -425,7 +420,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
             bool ofs = one_file_system;
             std::string root_of_sub;
             for (const auto& [root, root_ofs] : roots) {
-                if (under(sub, root) && root.size() > root_of_sub.size()) {
+                if (core::at_or_below(sub, root) && root.size() > root_of_sub.size()) {
                     root_of_sub = root;
                     ofs = root_ofs;
                 }
@@ -504,7 +499,7 @@ void ScanService::run_live(std::vector<ChangedDir> changed, std::vector<monitor:
     for (const std::string& d : failed) {
         std::string best;
         for (const auto& [root, ofs] : roots) {
-            if (under(d, root) && root.size() > best.size()) best = root;
+            if (core::at_or_below(d, root) && root.size() > best.size()) best = root;
         }
         rescans.push_back(best.empty() ? d : best);
     }

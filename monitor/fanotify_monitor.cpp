@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/path.hpp"
 #include "core/resolve.hpp"
 #include "monitor/dir_path.hpp"
 
@@ -39,11 +40,6 @@ bool is_name_record(unsigned type) {
 }
 
 // `path` equals `root` or lies below it.
-bool is_under(const std::string& path, const std::string& root) {
-    if (path.size() < root.size() || path.compare(0, root.size(), root) != 0) return false;
-    return path.size() == root.size() || root == "/" || path[root.size()] == '/';
-}
-
 }  // namespace
 
 core::Status FanotifyMonitor::open() {
@@ -500,7 +496,7 @@ const FanotifyMonitor::Root* FanotifyMonitor::root_above(int dirfd) const {
 
 const FanotifyMonitor::Root* FanotifyMonitor::root_under(const std::string& path) const {
     for (const auto& r : roots_) {
-        if (!r.gone && is_under(path, r.path)) return &r;
+        if (!r.gone && core::at_or_below(path, r.path)) return &r;
     }
     return nullptr;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/path.hpp"
 #include "core/resolve.hpp"
 #include "core/unique_fd.hpp"
 
@@ -29,11 +30,6 @@ std::size_t default_budget() {
     std::size_t limit = 8192;  // the kernel's historical default
     in >> limit;
     return limit / 2;
-}
-
-bool is_under(const std::string& path, const std::string& dir) {
-    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-           path[dir.size()] == '/';
 }
 
 }  // namespace
@@ -193,7 +189,7 @@ void InotifyMonitor::handle_event(const struct inotify_event& ev) {
     if (ev.mask & IN_MOVED_FROM) {
         MovedFrom moved{child, {}};
         for (const auto& [wd, watch] : watches_) {
-            if (watch.path != child && !is_under(watch.path, child)) continue;
+            if (watch.path != child && !core::strictly_below(watch.path, child)) continue;
             moved.wds.push_back(wd);
             added_this_pass_.erase(wd);  // only a placement after the move keeps it
         }

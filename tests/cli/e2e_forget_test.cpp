@@ -9,15 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/path.hpp"
 #include "tests/cli/support/fixture.hpp"
 #include "tests/support/prerequisite.hpp"
 
 namespace wsindex::cli::test {
 namespace {
-
-bool under(const std::string& path, const std::string& root) {
-    return path == root || path.starts_with(root + "/");
-}
 
 class Forget : public EndToEnd {
   protected:
@@ -103,11 +100,12 @@ TEST_F(Forget, ADeletedRootLeavesEveryAnswerAndOtherRootsStayAsTheyWere) {
     r = ctl({"find", "-0"});
     ASSERT_EQ(r.code, 0) << r.err;
     const std::set<std::string> all = split_nul(r.out);
-    for (const std::string& path : all) EXPECT_FALSE(under(path, a_)) << printable(path);
+    for (const std::string& path : all)
+        EXPECT_FALSE(core::at_or_below(path, a_)) << printable(path);
     EXPECT_TRUE(all.count(b_));
     for (const std::string& root : status_roots()) EXPECT_NE(root, a_);
     for (const auto& e : json_of({"du"}).value("entries", nlohmann::json::array())) {
-        EXPECT_FALSE(under(path_of(e.at("path")), a_)) << e.dump();
+        EXPECT_FALSE(core::at_or_below(path_of(e.at("path")), a_)) << e.dump();
     }
     EXPECT_EQ(ctl({"du", a_}).code, 5);
     EXPECT_EQ(view_rows(a_), "");

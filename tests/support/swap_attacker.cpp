@@ -171,7 +171,12 @@ struct Attacker {
     int base_wd = -1;
     std::map<int, std::string> chain_wds;  // watch -> directory
     long swaps = 0, during_open = 0, opens = 0, triggers = 0, exchange_errors = 0;
-    int in_progress = 0;  // opens minus closes seen in the queue so far
+    // Opens seen in the queue whose close has not been seen yet, by watch and name, with the
+    // number of swap marks seen when they were. inotify merges an event identical to the one
+    // before it, so a close can go missing: an open that outlives two marks is forgotten, and a
+    // lost close makes at most one swap count that should not have.
+    std::map<std::pair<int, std::string>, long> open_now;
+    long marks = 0;
     // IN_MOVED_FROM events on BASE that one swap cycle makes (measured before the run), and
     // those seen since: the first of each cycle's events marks its swap in the queue.
     long moves_per_cycle = 0;
@@ -238,19 +243,22 @@ struct Attacker {
                 off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
                 if (ev->wd == base_wd) {
                     if ((ev->mask & IN_MOVED_FROM) == 0) continue;
-                    if (moves_per_cycle > 0 && moves_seen % moves_per_cycle == 0 &&
-                        in_progress > 0) {
-                        ++during_open;
+                    if (moves_per_cycle > 0 && moves_seen % moves_per_cycle == 0) {
+                        if (!open_now.empty()) ++during_open;
+                        ++marks;
+                        std::erase_if(open_now,
+                                      [&](const auto& e) { return e.second < marks - 1; });
                     }
                     ++moves_seen;
                     continue;
                 }
+                const std::pair<int, std::string> key{ev->wd, ev->len > 0 ? ev->name : ""};
                 if ((ev->mask & IN_OPEN) != 0) {
                     ++opens;
-                    ++in_progress;
+                    open_now[key] = marks;
                     opened = true;
                 }
-                if ((ev->mask & IN_CLOSE) != 0 && in_progress > 0) --in_progress;
+                if ((ev->mask & IN_CLOSE) != 0) open_now.erase(key);
             }
         }
         return opened;

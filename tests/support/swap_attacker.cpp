@@ -35,7 +35,8 @@
 //   attrib   change the leaf's and its parent's own modes back and forth (both re-listed whole)
 //   many     create and remove more than 256 names beside the leaf (a whole re-listing of the
 //            leaf's parent)
-//   subdir   rename the leaf away and back (a new subdirectory appears in its parent)
+//   subdir   put a new directory (with her files) in the leaf's place: a new subdirectory
+//            appears in its parent, and the daemon walks it
 //
 // Stops after --attempts swap cycles, after --seconds, or when stdin reaches end of file. Prints
 // "ready <leaf>" once the chain exists (a test waits for it), and at the end one line:
@@ -54,6 +55,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +67,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kChainEvents = IN_OPEN | IN_CLOSE | IN_ONLYDIR;
 
 struct Options {
     uid_t uid = 0;
@@ -201,19 +205,14 @@ struct Attacker {
             dirs.push_back(dir);
         }
         leaf = dir;
-        for (int i = 0; i < o.files; ++i) {
-            write_file(leaf + "/mine-" + std::to_string(i), o.content);
-        }
+        fill_leaf(leaf);
         write_file(parent + "/mine-parent", o.content);
-        if (::access((leaf + "/" + o.rename).c_str(), F_OK) != 0) {
-            write_file(leaf + "/" + o.rename, o.content);
-        }
         if (::symlink(o.link.c_str(), l.c_str()) != 0) die(3, "symlink " + l);
         in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (in < 0) die(3, "inotify_init1");
         // The watches follow the inodes: a swapped m still reports opens of her directories.
         for (const std::string& d : dirs) {
-            const int wd = ::inotify_add_watch(in, d.c_str(), IN_OPEN | IN_CLOSE | IN_ONLYDIR);
+            const int wd = ::inotify_add_watch(in, d.c_str(), kChainEvents);
             if (wd < 0) die(3, "inotify_add_watch " + d);
             chain_wds[wd] = d;
         }
@@ -320,20 +319,37 @@ struct Attacker {
                 }
             }
         } else if (o.trigger == "subdir") {
-            const std::string away = parent + "/away";
-            if ((k % 2) == 0) {
-                (void)::rename(leaf.c_str(), away.c_str());
-            } else {
-                (void)::rename(away.c_str(), leaf.c_str());
-            }
+            // A directory the index has never seen (a new inode: a moved one would only be
+            // renamed in the index) takes the leaf's place; the old leaf goes.
+            const std::string fresh = parent + "/fresh", old = parent + "/old";
+            if (::mkdir(fresh.c_str(), 0755) != 0) return;
+            fill_leaf(fresh);
+            (void)::rename(leaf.c_str(), old.c_str());
+            (void)::rename(fresh.c_str(), leaf.c_str());
+            remove_leaf(old);
+            const int wd = ::inotify_add_watch(in, leaf.c_str(), kChainEvents);
+            if (wd >= 0) chain_wds[wd] = leaf;
         }
+    }
+
+    void fill_leaf(const std::string& dir) {
+        for (int i = 0; i < o.files; ++i) {
+            write_file(dir + "/mine-" + std::to_string(i), o.content);
+        }
+        if (::access((dir + "/" + o.rename).c_str(), F_OK) != 0) {
+            write_file(dir + "/" + o.rename, o.content);
+        }
+    }
+
+    void remove_leaf(const std::string& dir) {
+        for (int i = 0; i < o.files; ++i)
+            (void)::unlink((dir + "/mine-" + std::to_string(i)).c_str());
+        (void)::unlink((dir + "/" + o.rename).c_str());
+        (void)::rmdir(dir.c_str());
     }
 
     // Leaves the tree as built: the leaf in place, the renamed file under its name, no churn.
     void tidy() {
-        if (o.trigger == "subdir" && (trigger_step % 2) == 1) {
-            (void)::rename((parent + "/away").c_str(), leaf.c_str());
-        }
         if (o.trigger == "rename" && (trigger_step % 2) == 1) {
             for (const std::string& a : {parent + "/mine-parent", leaf + "/" + o.rename}) {
                 (void)::rename((a + ".renamed").c_str(), a.c_str());
@@ -393,11 +409,11 @@ struct Attacker {
 int main(int argc, char** argv) {
     Attacker a;
     if (!parse(argc, argv, a.o)) {
-        std::fprintf(
-            stderr,
-            "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
-            "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
-            "none|rename|attrib|many|subdir] [--content TEXT] [--rename NAME] [--blind 0|1]\n");
+        std::fprintf(stderr,
+                     "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
+                     "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
+                     "none|rename|attrib|many|subdir] [--content TEXT] [--rename NAME] [--blind "
+                     "0|1]\n");
         return 2;
     }
     drop_to(a.o);

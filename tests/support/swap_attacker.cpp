@@ -20,6 +20,26 @@
 // With --blind 1 it also swaps between opens, half of the time (an open that no other open
 // precedes, such as a scan's first, is met too).
 //
+// With --burst US each open starts a burst instead of one swap: for US microseconds it
+// exchanges m and L back and forth, swapped for a few lengths and back for a few others, and
+// ends with her tree in place. A daemon that stats a path and then opens it by the same string
+// is between the two for a few microseconds only; a burst puts the moment when the symlink
+// comes in at many places of that span. The events the burst itself made the daemon cause are
+// read without starting another burst.
+//
+// With --depth N she first makes a chain of N directories of hers, BASE/d/d/.../d, and builds
+// m and L at its bottom: every path of her chain then starts with N components that the
+// kernel walks one by one before it reaches m. A daemon that stats a path and then opens the
+// same string leaves the symlink that long to come in between (the open has not reached m
+// yet), instead of the few microseconds between its two calls.
+//
+// With --delay N the trigger also renames N files of a directory that the daemon visits just
+// before the one she aims at (the leaf's parent; for "many", the parent's parent) back and
+// forth, and N files in each of a few directories of hers beside the target whose names sort
+// before its name (delay-dir-K): the daemon opens the first of them, then stats their changed
+// names one directory after another, which gives her the time to wake up and start the burst
+// before it reaches the target.
+//
 // It counts the swaps made while an open of one of its directories or files was in progress:
 // its own exchange shows up in the same inotify queue (IN_MOVED_FROM on BASE), so the queue's
 // order says whether the open's IN_CLOSE came before or after the swap. A test asserts that
@@ -84,6 +104,9 @@ struct Options {
     std::string content = "mine";   // what her files hold
     std::string rename = "mine-0";  // the file the rename trigger moves
     bool blind = false;             // also swap between opens
+    long burst_us = 0;              // each open starts a burst of swaps that long
+    int delay = 0;                  // files of the delay directory the trigger renames
+    int depth = 0;                  // directories of hers above m and L
 };
 
 [[noreturn]] void die(int code, const std::string& what) {
@@ -126,11 +149,18 @@ bool parse(int argc, char** argv, Options& o) {
             o.rename = v;
         } else if (k == "--blind") {
             o.blind = std::strcmp(v, "1") == 0;
+        } else if (k == "--burst") {
+            o.burst_us = std::atol(v);
+        } else if (k == "--depth") {
+            o.depth = std::atoi(v);
+        } else if (k == "--delay") {
+            o.delay = std::atoi(v);
         } else {
             return false;
         }
     }
     if (o.rename.empty() || o.rename.find('/') != std::string::npos) return false;
+    if (o.burst_us < 0 || o.delay < 0 || o.delay > 120 || o.depth < 0) return false;
     return (argc % 2) == 1 && o.uid != 0 && !o.base.empty() && o.target.size() > 1 &&
            o.target[0] == '/' &&
            (o.trigger == "none" || o.trigger == "rename" || o.trigger == "attrib" ||
@@ -145,11 +175,6 @@ void drop_to(const Options& o) {
     if (::getresuid(&r, &e, &s) != 0 || r == 0 || e == 0 || s == 0) die(2, "still root");
     // Set after the drop: a change of credentials clears it.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-}
-
-int exchange(const std::string& a, const std::string& b) {
-    return static_cast<int>(
-        ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE));
 }
 
 void write_file(const std::string& path, const std::string& content) {
@@ -170,8 +195,12 @@ void hold(std::chrono::microseconds d) {
 
 struct Attacker {
     Options o;
-    std::string m, l, leaf, parent;  // BASE/m, BASE/L, the leaf, the leaf's parent
+    std::string m, l, leaf, parent;       // BASE/m, BASE/L, the leaf, the leaf's parent
+    std::string delay_dir;                // the first directory of the trigger's --delay renames
+    std::vector<std::string> delay_dirs;  // all of them
+    static constexpr int kDelayDirs = 4;
     int in = -1;
+    int base_fd = -1;
     int base_wd = -1;
     std::map<int, std::string> chain_wds;  // watch -> directory
     long swaps = 0, during_open = 0, opens = 0, triggers = 0, exchange_errors = 0;
@@ -188,9 +217,21 @@ struct Attacker {
     long trigger_step = 0;
     long blind_cycles = 0;
 
+    // m and L exchanged by name in BASE's descriptor: her own swap walks no path.
+    int swap_ml() const {
+        return static_cast<int>(
+            ::syscall(SYS_renameat2, base_fd, "m", base_fd, "L", RENAME_EXCHANGE));
+    }
+
     void build() {
+        for (int i = 0; i < o.depth; ++i) {
+            o.base += "/d";
+            if (::mkdir(o.base.c_str(), 0755) != 0) die(3, "mkdir " + o.base);
+        }
         m = o.base + "/m";
         l = o.base + "/L";
+        base_fd = ::open(o.base.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (base_fd < 0) die(3, "open " + o.base);
         std::string dir = m;
         if (::mkdir(dir.c_str(), 0755) != 0) die(3, "mkdir " + dir);
         std::vector<std::string> dirs{dir};
@@ -207,6 +248,19 @@ struct Attacker {
         leaf = dir;
         fill_leaf(leaf);
         write_file(parent + "/mine-parent", o.content);
+        delay_dir = parent;
+        if (o.trigger == "many") delay_dir = dirs.size() > 2 ? dirs[dirs.size() - 3] : dirs[0];
+        delay_dirs.push_back(delay_dir);
+        if (o.delay > 0) {
+            for (int d = 0; d < kDelayDirs; ++d) {
+                const std::string sub = delay_dir + "/delay-dir-" + std::to_string(d);
+                if (::mkdir(sub.c_str(), 0755) != 0) die(3, "mkdir " + sub);
+                delay_dirs.push_back(sub);
+            }
+        }
+        for (const std::string& d : delay_dirs) {
+            for (int i = 0; i < o.delay; ++i) write_file(delay_name(d, i), o.content);
+        }
         if (::symlink(o.link.c_str(), l.c_str()) != 0) die(3, "symlink " + l);
         in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (in < 0) die(3, "inotify_init1");
@@ -219,7 +273,7 @@ struct Attacker {
         base_wd = ::inotify_add_watch(in, o.base.c_str(), IN_MOVED_FROM | IN_ONLYDIR);
         if (base_wd < 0) die(3, "inotify_add_watch " + o.base);
         // How many IN_MOVED_FROM one swap cycle queues (one or two per exchange, by kernel).
-        if (exchange(m, l) != 0 || exchange(m, l) != 0) die(3, "renameat2 RENAME_EXCHANGE");
+        if (swap_ml() != 0 || swap_ml() != 0) die(3, "renameat2 RENAME_EXCHANGE");
         alignas(inotify_event) char buf[4096];
         for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;) {
             for (ssize_t off = 0; off < n;) {
@@ -263,17 +317,58 @@ struct Attacker {
         return opened;
     }
 
+    static std::string delay_name(const std::string& dir, int i) {
+        return dir + "/delay-" + std::to_string(i);
+    }
+
+    void rename_delay(bool forth) {
+        for (const std::string& d : delay_dirs) {
+            for (int i = 0; i < o.delay; ++i) {
+                const std::string a = delay_name(d, i), b = a + ".r";
+                (void)(forth ? ::rename(a.c_str(), b.c_str()) : ::rename(b.c_str(), a.c_str()));
+            }
+        }
+    }
+
+    // Back and forth for burst_us: swapped for one of a few short lengths, then back for one
+    // of a few others (so that the moment of each swap falls at many places of a daemon's
+    // stat-then-open), her tree in place at the end.
+    void burst() {
+        static constexpr int kInUs[] = {1, 4, 12, 30, 2, 8};
+        static constexpr int kOutUs[] = {0, 3, 10};
+        const auto until = Clock::now() + std::chrono::microseconds(o.burst_us);
+        long i = 0;
+        while (Clock::now() < until) {
+            if (swap_ml() != 0) {
+                ++exchange_errors;
+                return;
+            }
+            ++swaps;
+            hold(std::chrono::microseconds(kInUs[i % 6]));
+            while (swap_ml() != 0) ++exchange_errors;
+            hold(std::chrono::microseconds(kOutUs[i % 3]));
+            ++i;
+        }
+    }
+
     void swap_cycle() {
+        if (o.burst_us > 0) {
+            burst();
+            // The daemon's opens during the burst (and the closes) are read as the swap marks
+            // are: counted, but they start no burst of their own.
+            drain();
+            return;
+        }
         static constexpr int kHoldsUs[] = {0, 20, 100, 400, 1500};
         const auto held = std::chrono::microseconds(kHoldsUs[swaps % 5]);
-        if (exchange(m, l) != 0) {
+        if (swap_ml() != 0) {
             ++exchange_errors;
             return;
         }
         ++swaps;
         hold(held);
         // Back, whatever happens: her tree must be hers again before the next trigger.
-        while (exchange(m, l) != 0) ++exchange_errors;
+        while (swap_ml() != 0) ++exchange_errors;
     }
 
     // Between the daemon's opens (--blind): swapped half of the time, in spans of a few
@@ -282,19 +377,20 @@ struct Attacker {
     void blind_cycle() {
         static constexpr int kSpansUs[] = {50, 200, 1000, 3000};
         const timespec span{0, 1000L * kSpansUs[blind_cycles++ % 4]};
-        if (exchange(m, l) != 0) {
+        if (swap_ml() != 0) {
             ++exchange_errors;
             return;
         }
         ++swaps;
         ::nanosleep(&span, nullptr);
-        while (exchange(m, l) != 0) ++exchange_errors;
+        while (swap_ml() != 0) ++exchange_errors;
         ::nanosleep(&span, nullptr);
     }
 
     void trigger() {
         ++triggers;
         const long k = trigger_step++;
+        rename_delay((k % 2) == 0);
         if (o.trigger == "rename") {
             // The parent first: its open times a swap that the leaf's open may then meet.
             for (const std::string& a : {parent + "/mine-parent", leaf + "/" + o.rename}) {
@@ -306,7 +402,9 @@ struct Attacker {
                 }
             }
         } else if (o.trigger == "attrib") {
-            (void)::chmod(parent.c_str(), (k % 2) == 0 ? 0775 : 0755);
+            // With a delay the parent's changes are named ones (stat'ed before any re-listing
+            // whole), and the leaf alone is re-listed whole after them.
+            if (o.delay == 0) (void)::chmod(parent.c_str(), (k % 2) == 0 ? 0775 : 0755);
             (void)::chmod(leaf.c_str(), (k % 2) == 0 ? 0775 : 0755);
         } else if (o.trigger == "many") {
             // More names than the coalescer keeps for one directory.
@@ -350,6 +448,7 @@ struct Attacker {
 
     // Leaves the tree as built: the leaf in place, the renamed file under its name, no churn.
     void tidy() {
+        if ((trigger_step % 2) == 1) rename_delay(false);
         if (o.trigger == "rename" && (trigger_step % 2) == 1) {
             for (const std::string& a : {parent + "/mine-parent", leaf + "/" + o.rename}) {
                 (void)::rename((a + ".renamed").c_str(), a.c_str());
@@ -413,7 +512,7 @@ int main(int argc, char** argv) {
                      "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
                      "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
                      "none|rename|attrib|many|subdir] [--content TEXT] [--rename NAME] [--blind "
-                     "0|1]\n");
+                     "0|1] [--burst US] [--delay N] [--depth N]\n");
         return 2;
     }
     drop_to(a.o);

@@ -35,6 +35,9 @@ struct SwapAttackerOptions {
     std::string content = "mine";
     std::string rename = "mine-0";  // the file the rename trigger moves (made if not hers yet)
     bool blind = false;             // also swap between the daemon's opens, half of the time
+    long burst_us = 0;              // each open starts a burst of swaps back and forth that long
+    int delay = 0;  // files the trigger renames in the directory visited before the target
+    int depth = 0;  // directories of hers (BASE/d/d/...) above m and L
 };
 
 // What the attacker's last line says (all -1 when it did not print one).
@@ -97,7 +100,13 @@ class SwapAttacker {
                                       "--rename",
                                       o.rename,
                                       "--blind",
-                                      o.blind ? "1" : "0"};
+                                      o.blind ? "1" : "0",
+                                      "--burst",
+                                      std::to_string(o.burst_us),
+                                      "--delay",
+                                      std::to_string(o.delay),
+                                      "--depth",
+                                      std::to_string(o.depth)};
         if (!groups.empty()) {
             args.push_back("--groups");
             args.push_back(groups);
@@ -136,7 +145,7 @@ class SwapAttacker {
         return true;
     }
 
-    // Her leaf: BASE/m/<target's components>.
+    // Her leaf: BASE[/d...]/m/<target's components>.
     [[nodiscard]] const std::string& leaf() const { return leaf_; }
     [[nodiscard]] pid_t pid() const { return pid_; }
 

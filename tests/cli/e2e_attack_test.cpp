@@ -30,6 +30,7 @@
 
 #include "tests/cli/support/accounts.hpp"
 #include "tests/cli/support/fixture.hpp"
+#include "tests/cli/support/index_watch.hpp"
 #include "tests/support/prerequisite.hpp"
 #include "tests/support/swap_attacker_process.hpp"
 
@@ -43,6 +44,13 @@ using namespace std::chrono_literals;
 // in her chain, short enough for the suite's budget.
 constexpr auto kAttackFor = 8s;
 constexpr auto kDeadline = 60s;  // for the index to reach a state (live on, her files)
+// The attacker against the live index: the length of a burst of swaps (microseconds), and the
+// files her trigger renames in the directory the daemon visits before its target.
+constexpr long kBurstUs = 3000;
+constexpr int kDelayFiles = 20;
+// Directories of hers above her m and L: the daemon's open of a path of her chain walks them
+// before it reaches m, which is how long she has to swap between its stat and its open.
+constexpr int kDepth = 200;
 
 // Sizes no file of hers has: a file of one of them under E can only be a vault file.
 constexpr std::size_t kAlphaSize = 7001;
@@ -129,6 +137,10 @@ class SwapAttack : public EndToEnd {
     // scan's first open has no open before it to time a swap on); against the live index she
     // times her swaps on its opens only, since blind swaps make it see E/m as the symlink it
     // then is, over and over, and her chain is out of the index most of the time.
+    // Against the live index each of its opens starts a burst of swaps (kBurstUs), and each
+    // trigger gives the daemon a directory of named changes to stat just before its target
+    // (kDelayFiles), which is what lets her swap between its stat of the target's path and its
+    // open of the same string.
     void start_attack(const std::string& trigger, const std::string& rename = "mine-0",
                       bool blind = false) {
         wsindex::test::SwapAttackerOptions o;
@@ -140,12 +152,20 @@ class SwapAttack : public EndToEnd {
         o.trigger = trigger;
         o.rename = rename;
         o.blind = blind;
+        if (trigger != "none") {
+            o.burst_us = kBurstUs;
+            o.delay = kDelayFiles;
+            o.depth = kDepth;
+        }
         o.attempts = 1000000;  // the test stops it
         o.seconds = 120;
         std::string error;
         ASSERT_TRUE(attacker_.start(o, &error)) << error;
         leaf_ = attacker_.leaf();
-        ASSERT_EQ(leaf_, base_ + "/m" + vault_);
+        ASSERT_GT(leaf_.size(), base_.size() + vault_.size());
+        ASSERT_EQ(leaf_.substr(0, base_.size() + 1), base_ + "/");
+        ASSERT_EQ(leaf_.substr(leaf_.size() - vault_.size() - 2), "/m" + vault_);
+        m_ = leaf_.substr(0, leaf_.size() - vault_.size());
         scan(tree_);
         const auto until = Clock::now() + kDeadline;
         while (Clock::now() < until && live_mode() != "fanotify") {
@@ -180,7 +200,7 @@ class SwapAttack : public EndToEnd {
     // size in her chain (her probe, outside the chain, has one on purpose); and any scan whose
     // root is the vault or below it: she never names it, so such a scan can only come from her
     // path resolved through her symlink.
-    std::string index_leaks() {
+    std::string leak_sql() const {
         const auto below = [](const std::string& dir) {
             const std::string prefix = dir + "/";
             return "substr(path, 1, " + std::to_string(prefix.size()) + ") = '" + prefix + "'";
@@ -192,14 +212,18 @@ class SwapAttack : public EndToEnd {
             std::to_string(user_->uid()) + ")) OR (dev = " + std::to_string(vault_dev_) +
             " AND ino IN (" + vault_inodes_ + "))) AND path <> '" + vault_ + "' AND NOT " +
             below(vault_) + " OR (" + below(base_) + " AND uid IS NOT NULL AND uid <> " +
-            std::to_string(user_->uid()) + ") OR (" + below(base_ + "/m") +
-            " AND type = 'f' AND size IN (" + std::to_string(kAlphaSize) + ", " +
-            std::to_string(kPinSize) + "));" +
+            std::to_string(user_->uid()) + ") OR (" + below(m_) + " AND type = 'f' AND size IN (" +
+            std::to_string(kAlphaSize) + ", " + std::to_string(kPinSize) + "));" +
             "SELECT 'scan ' || id || ' of ' || CAST(root AS TEXT) || ' ' || state FROM scans "
             "WHERE CAST(root AS TEXT) = '" +
             vault_ + "' OR substr(CAST(root AS TEXT), 1, " + std::to_string(vault_.size() + 1) +
             ") = '" + vault_ + "/';";
-        const Exit r = run({"/usr/bin/sqlite3", "-readonly", daemon_->db(), sql}, scratch_.path());
+        return sql;
+    }
+
+    std::string index_leaks() {
+        const Exit r =
+            run({"/usr/bin/sqlite3", "-readonly", daemon_->db(), leak_sql()}, scratch_.path());
         EXPECT_EQ(r.code, 0) << r.err;
         return r.out;
     }
@@ -208,8 +232,13 @@ class SwapAttack : public EndToEnd {
     void check_answer(const std::string& what, const Exit& r) {
         ++answers_;
         for (const char* name : kNamesNotHers) {
-            if (r.out.find(name) != std::string::npos || r.err.find(name) != std::string::npos) {
-                note_leak(what + " answered a vault name: " + r.out.substr(0, 2000) + r.err);
+            for (const std::string* text : {&r.out, &r.err}) {
+                const std::size_t at = text->find(name);
+                if (at == std::string::npos) continue;
+                // Around the name: the answer may be long.
+                const std::size_t from = at > 300 ? at - 300 : 0;
+                note_leak(what + " answered the vault name " + name + ": ..." +
+                          text->substr(from, 600) + "...");
             }
         }
     }
@@ -226,7 +255,7 @@ class SwapAttack : public EndToEnd {
             if (!doc.is_discarded()) {
                 for (const auto& e : doc.value("entries", nlohmann::json::array())) {
                     const std::uint64_t size = e.value("size", std::uint64_t{0});
-                    const bool in_chain = path_of(e["path"]).rfind(base_ + "/m/", 0) == 0;
+                    const bool in_chain = path_of(e["path"]).rfind(m_ + "/", 0) == 0;
                     if (in_chain && e.value("type", "") == "f" &&
                         (size == kAlphaSize || size == kPinSize)) {
                         note_leak("find -l --json: a file of a vault size: " + e.dump());
@@ -255,6 +284,9 @@ class SwapAttack : public EndToEnd {
     // her directories or files open.
     void attack(const std::function<bool()>& round) {
         long rounds = 0, own_seen = 0;
+        // The index as root, all the time: a leaked row that the next change removes again
+        // is caught too.
+        IndexWatch watch(daemon_->db(), leak_sql());
         const auto until = Clock::now() + kAttackFor;
         while (Clock::now() < until) {
             ++rounds;
@@ -273,10 +305,16 @@ class SwapAttack : public EndToEnd {
                     split_nul(r.out).count(leaf_ + "/mine-1") == 1;
         }
         check_index("at the end");
-        const std::string summary = "rounds " + std::to_string(rounds) + ", her files seen in " +
-                                    std::to_string(own_seen) + ", answers checked " +
-                                    std::to_string(answers_) + ", leaks " + std::to_string(leaks_) +
-                                    "; " + report_.describe();
+        watch.stop();
+        EXPECT_EQ(watch.error(), "");
+        if (!watch.first_rows().empty()) {
+            note_leak("the index while she attacked:\n" + watch.first_rows().substr(0, 4000));
+        }
+        const std::string summary =
+            "rounds " + std::to_string(rounds) + ", her files seen in " + std::to_string(own_seen) +
+            ", answers checked " + std::to_string(answers_) + ", index looks " +
+            std::to_string(watch.queries()) + " (with leaks " + std::to_string(watch.hits()) +
+            "), leaks " + std::to_string(leaks_) + "; " + report_.describe();
         std::printf("%s\n", summary.c_str());
         RecordProperty("rounds", std::to_string(rounds));
         RecordProperty("swaps", std::to_string(report_.swaps));
@@ -293,6 +331,7 @@ class SwapAttack : public EndToEnd {
     std::optional<TestGroup> group_;
     std::optional<TestUser> user_;
     std::string vault_, tree_, base_, leaf_;
+    std::string m_;  // her m (BASE/m, or deeper when she has directories above it)
     std::uint64_t vault_dev_ = 0;
     std::string vault_inodes_;  // comma-separated
     wsindex::test::SwapAttacker attacker_;

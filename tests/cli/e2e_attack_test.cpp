@@ -51,6 +51,8 @@ constexpr int kDelayFiles = 20;
 // Directories of hers above her m and L: the daemon's open of a path of her chain walks them
 // before it reaches m, which is how long she has to swap between its stat and its open.
 constexpr int kDepth = 200;
+// Against the new-subtree walk: the longest swap she holds after the parent's open.
+constexpr long kNewSubtreeHoldUs = 40000;
 
 // Sizes no file of hers has: a file of one of them under E can only be a vault file.
 constexpr std::size_t kAlphaSize = 7001;
@@ -152,7 +154,12 @@ class SwapAttack : public EndToEnd {
         o.trigger = trigger;
         o.rename = rename;
         o.blind = blind;
-        if (trigger != "none") {
+        if (trigger == "subdir") {
+            // The new subtree is walked by a walker made for it, a long and varying while
+            // after the parent's open: one long swap is in place then.
+            o.hold_us = kNewSubtreeHoldUs;
+            o.depth = kDepth;
+        } else if (trigger != "none") {
             o.burst_us = kBurstUs;
             o.delay = kDelayFiles;
             o.depth = kDepth;

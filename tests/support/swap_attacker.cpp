@@ -27,6 +27,11 @@
 // comes in at many places of that span. The events the burst itself made the daemon cause are
 // read without starting another burst.
 //
+// With --hold US each open starts one swap held for up to US microseconds, asleep (one of a
+// few lengths up to US): for a daemon that opens her path a long and varying while after the
+// open she times on (a new subtree is walked after its parent's listing, by a walker made for
+// it), the symlink is in place when it comes.
+//
 // With --depth N she first makes a chain of N directories of hers, BASE/d/d/.../d, and builds
 // m and L at its bottom: every path of her chain then starts with N components that the
 // kernel walks one by one before it reaches m. A daemon that stats a path and then opens the
@@ -107,6 +112,7 @@ struct Options {
     long burst_us = 0;              // each open starts a burst of swaps that long
     int delay = 0;                  // files of the delay directory the trigger renames
     int depth = 0;                  // directories of hers above m and L
+    long hold_us = 0;               // each open starts one swap held (asleep) that long at most
 };
 
 [[noreturn]] void die(int code, const std::string& what) {
@@ -151,6 +157,8 @@ bool parse(int argc, char** argv, Options& o) {
             o.blind = std::strcmp(v, "1") == 0;
         } else if (k == "--burst") {
             o.burst_us = std::atol(v);
+        } else if (k == "--hold") {
+            o.hold_us = std::atol(v);
         } else if (k == "--depth") {
             o.depth = std::atoi(v);
         } else if (k == "--delay") {
@@ -160,7 +168,8 @@ bool parse(int argc, char** argv, Options& o) {
         }
     }
     if (o.rename.empty() || o.rename.find('/') != std::string::npos) return false;
-    if (o.burst_us < 0 || o.delay < 0 || o.delay > 120 || o.depth < 0) return false;
+    if (o.burst_us < 0 || o.delay < 0 || o.delay > 120 || o.depth < 0 || o.hold_us < 0)
+        return false;
     return (argc % 2) == 1 && o.uid != 0 && !o.base.empty() && o.target.size() > 1 &&
            o.target[0] == '/' &&
            (o.trigger == "none" || o.trigger == "rename" || o.trigger == "attrib" ||
@@ -352,6 +361,20 @@ struct Attacker {
     }
 
     void swap_cycle() {
+        if (o.hold_us > 0) {
+            static constexpr long kEighths[] = {1, 2, 4, 8};
+            const long us = o.hold_us * kEighths[swaps % 4] / 8;
+            if (swap_ml() != 0) {
+                ++exchange_errors;
+                return;
+            }
+            ++swaps;
+            const timespec span{us / 1000000, 1000L * (us % 1000000)};
+            ::nanosleep(&span, nullptr);
+            while (swap_ml() != 0) ++exchange_errors;
+            drain();
+            return;
+        }
         if (o.burst_us > 0) {
             burst();
             // The daemon's opens during the burst (and the closes) are read as the swap marks
@@ -512,7 +535,7 @@ int main(int argc, char** argv) {
                      "usage: swap_attacker --uid U --gid G [--groups G,G] --base DIR --target "
                      "/ABS [--link /] [--files N] [--attempts N] [--seconds S] [--trigger "
                      "none|rename|attrib|many|subdir] [--content TEXT] [--rename NAME] [--blind "
-                     "0|1] [--burst US] [--delay N] [--depth N]\n");
+                     "0|1] [--burst US] [--delay N] [--depth N] [--hold US]\n");
         return 2;
     }
     drop_to(a.o);

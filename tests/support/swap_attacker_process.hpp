@@ -36,8 +36,9 @@ struct SwapAttackerOptions {
     std::string rename = "mine-0";  // the file the rename trigger moves (made if not hers yet)
     bool blind = false;             // also swap between the daemon's opens, half of the time
     long burst_us = 0;              // each open starts a burst of swaps back and forth that long
-    int delay = 0;  // files the trigger renames in the directory visited before the target
-    int depth = 0;  // directories of hers (BASE/d/d/...) above m and L
+    int delay = 0;     // files the trigger renames in the directory visited before the target
+    int depth = 0;     // directories of hers (BASE/d/d/...) above m and L
+    long hold_us = 0;  // each open starts one swap held (asleep) up to that long
 };
 
 // What the attacker's last line says (all -1 when it did not print one).
@@ -106,7 +107,9 @@ class SwapAttacker {
                                       "--delay",
                                       std::to_string(o.delay),
                                       "--depth",
-                                      std::to_string(o.depth)};
+                                      std::to_string(o.depth),
+                                      "--hold",
+                                      std::to_string(o.hold_us)};
         if (!groups.empty()) {
             args.push_back("--groups");
             args.push_back(groups);

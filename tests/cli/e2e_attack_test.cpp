@@ -98,7 +98,7 @@ class SwapAttack : public EndToEnd {
         // Anyone may connect (the packaged default); changes are applied at once.
         const std::string config = scratch_ / "wsindexd.conf";
         std::ofstream(config) << "socket_mode = 0666\nsocket_group = \"" << group_->name()
-                              << "\"\nwatch_settle_ms = 0\nwatch_max_delay_ms = 20\n";
+                              << "\"\nwatch_settle_ms = 3\nwatch_max_delay_ms = 20\n";
         extra_args_ = {"--config", config};
         start_daemon();
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <regex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -22,6 +22,32 @@
 
 namespace wsindex::cli::test {
 namespace {
+
+// A line the daemon's formatter starts: "YYYY-MM-DD HH:MM:SS.mmm LEVEL " (or "LEVEL: " under
+// the journal). By hand: std::regex trips GCC 12's -Wmaybe-uninitialized in the ASan build.
+bool starts_a_record(std::string_view line) {
+    const auto digits_at = [&](std::size_t at, std::size_t n) {
+        if (line.size() < at + n) return false;
+        for (std::size_t i = at; i < at + n; ++i) {
+            if (line[i] < '0' || line[i] > '9') return false;
+        }
+        return true;
+    };
+    constexpr std::string_view kStampShape = "0000-00-00 00:00:00.000 ";
+    bool stamped = line.size() >= kStampShape.size();
+    for (std::size_t i = 0; stamped && i < kStampShape.size(); ++i) {
+        stamped = kStampShape[i] == '0' ? digits_at(i, 1) : line[i] == kStampShape[i];
+    }
+    std::string_view rest = stamped ? line.substr(kStampShape.size()) : line;
+    for (const std::string_view level :
+         {"trace", "debug", "info", "warning", "error", "critical"}) {
+        if (rest.substr(0, level.size()) != level) continue;
+        std::string_view after = rest.substr(level.size());
+        if (!after.empty() && after.front() == ':') after.remove_prefix(1);
+        return !after.empty() && after.front() == ' ';
+    }
+    return false;
+}
 
 // The forged record carries a date the real daemon never writes.
 constexpr const char* kForgedStamp = "1999-01-01 00:00:00.000 critical FAKE LOG LINE";
@@ -91,13 +117,12 @@ TEST_F(LogForgery, ANameInAStatusTextCannotForgeALogLine) {
 
     // Every line a record of the daemon's own: a timestamp and a level first (or only the
     // level, under the journal), and the forged record only inside one, after an escaped \n.
-    const std::regex record(
-        R"(^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} )?(trace|debug|info|warning|error|critical):? )");
+
     const std::vector<std::string> lines = lines_of(text);
     ASSERT_GT(lines.size(), 3U);
     std::size_t forged_inside = 0;
     for (const std::string& line : lines) {
-        EXPECT_TRUE(std::regex_search(line, record)) << "not a record: " << ipc::log_bytes(line);
+        EXPECT_TRUE(starts_a_record(line)) << "not a record: " << ipc::log_bytes(line);
         EXPECT_NE(line.rfind("1999-", 0), 0U) << "forged record: " << ipc::log_bytes(line);
         for (std::size_t at = line.find(kForgedStamp); at != std::string::npos;
              at = line.find(kForgedStamp, at + 1)) {

@@ -35,6 +35,21 @@ std::int64_t ns_since_epoch(std::int64_t sec, std::int64_t nsec) {
 
 std::int64_t to_ns(const struct statx_timestamp& t) { return ns_since_epoch(t.tv_sec, t.tv_nsec); }
 
+void fill_from_statx(const struct statx& sx, FileStat& out) {
+    out.size = sx.stx_size;
+    out.blocks = sx.stx_blocks;
+    out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    out.ino = sx.stx_ino;
+    out.nlink = sx.stx_nlink;
+    out.mode = sx.stx_mode;
+    out.uid = sx.stx_uid;
+    out.gid = sx.stx_gid;
+    out.mtime_ns = to_ns(sx.stx_mtime);
+    out.ctime_ns = to_ns(sx.stx_ctime);
+    out.maybe_mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0 ||
+                           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 }  // namespace
 
 int FsOps::open_dir(int dirfd, const char* name) const noexcept {
@@ -68,18 +83,7 @@ int FsOps::stat_at(int dirfd, const char* name, FileStat& out, bool probably_dir
     if (::statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, kStatxMask, &sx) != 0) {
         return -errno;
     }
-    out.size = sx.stx_size;
-    out.blocks = sx.stx_blocks;
-    out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    out.ino = sx.stx_ino;
-    out.nlink = sx.stx_nlink;
-    out.mode = sx.stx_mode;
-    out.uid = sx.stx_uid;
-    out.gid = sx.stx_gid;
-    out.mtime_ns = to_ns(sx.stx_mtime);
-    out.ctime_ns = to_ns(sx.stx_ctime);
-    out.maybe_mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0 ||
-                           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    fill_from_statx(sx, out);
     return 0;
 }
 
@@ -91,18 +95,7 @@ int FsOps::open_dir_path(int dirfd, const char* path) const noexcept {
 int FsOps::stat_fd(int fd, FileStat& out) const noexcept {
     struct statx sx;
     if (::statx(fd, "", AT_EMPTY_PATH, kStatxMask, &sx) != 0) return -errno;
-    out.size = sx.stx_size;
-    out.blocks = sx.stx_blocks;
-    out.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    out.ino = sx.stx_ino;
-    out.nlink = sx.stx_nlink;
-    out.mode = sx.stx_mode;
-    out.uid = sx.stx_uid;
-    out.gid = sx.stx_gid;
-    out.mtime_ns = to_ns(sx.stx_mtime);
-    out.ctime_ns = to_ns(sx.stx_ctime);
-    out.maybe_mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) == 0 ||
-                           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    fill_from_statx(sx, out);
     return 0;
 }
 

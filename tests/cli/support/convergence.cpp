@@ -46,18 +46,30 @@ std::size_t Convergence::count_scans(Daemon& daemon) {
 }
 
 // A live index that converged because a batch failed and the root was rescanned has not shown
-// that it follows changes: every batch applied (live.failures 0) and no scan ran since the
-// storm began (`scans_before`: the scans then).
+// that it follows changes: no batch failed (live.failures 0), and no scan ran since the storm
+// began (`scans_before`: the scans then) — except one per lost-changes event the daemon counted
+// for the root (live_overflows): a fanotify mark on the scratch directory's file system also
+// receives every other test's events, and a queue overflowed by them is recovered by a rescan,
+// as documented. The file-system tests (their own loop images) see no such events.
 void Convergence::expect_no_fallback_rescans(Daemon& daemon, std::size_t scans_before) {
     const auto status = wsctl(daemon.socket(), {"status", "--json"}, scratch_.path());
     ASSERT_EQ(status.code, 0) << status.err;
     const auto doc = parse_json(status.out);
     ASSERT_TRUE(doc.contains("live") && doc["live"].is_object()) << status.out;
     EXPECT_EQ(doc["live"].value("failures", std::uint64_t{1}), 0u) << status.out;
-    EXPECT_GT(doc["live"].value("batches", std::uint64_t{0}), 0u) << status.out;
-    EXPECT_EQ(count_scans(daemon), scans_before)
-        << "a batch fell back to a rescan: "
-        << wsctl(daemon.socket(), {"scans"}, scratch_.path()).out;
+    std::uint64_t overflows = 0;
+    for (const auto& r : doc.value("roots", nlohmann::json::array())) {
+        overflows += r.value("live_overflows", std::uint64_t{0});
+    }
+    const std::size_t scans = count_scans(daemon);
+    if (overflows == 0) {
+        EXPECT_GT(doc["live"].value("batches", std::uint64_t{0}), 0u) << status.out;
+    }
+    EXPECT_LE(scans, scans_before + overflows)
+        << "a batch fell back to a rescan (" << overflows
+        << " overflows): " << wsctl(daemon.socket(), {"scans"}, scratch_.path()).out
+        << "\ndaemon log:\n"
+        << daemon.log();
 }
 
 void Convergence::make_trees(const std::string& base) {

@@ -2,141 +2,10 @@
 // place — with totals adjusted for the directory and its ancestors, all in one transaction.
 #include "storage/live_update.hpp"
 
-#include <algorithm>
-#include <cstring>
-#include <map>
-#include <optional>
-#include <string_view>
-#include <unordered_map>
-
-#include "storage/dir_digest.hpp"
-#include "storage/entry_binding.hpp"
-#include "storage/index_version.hpp"
-#include "storage/inode_sync.hpp"
-#include "storage/live_listing.hpp"
-#include "storage/path_range.hpp"
-#include "storage/statement.hpp"
-#include "storage/totals_adjuster.hpp"
-#include "storage/transaction_guard.hpp"
-#include "storage/tree_totals.hpp"
+#include "storage/live_applier.hpp"
 
 namespace wsindex::storage {
-namespace {
-
-// A walk of "/" joins "/" + "/" + name: keep one slash so prefixes stay canonical (as the scan
-// writer does).
-void canonical_path(core::WalkResult& r) {
-    if (r.path.size() > 1 && r.path[0] == '/' && r.path[1] == '/') {
-        r.path.erase(0, 1);
-        if (r.name_offset > 0) --r.name_offset;
-    }
-}
-
-struct IndexedDir {
-    std::int64_t id = 0;
-    std::int64_t parent = 0;
-    std::int64_t scan_id = 0;
-    std::int64_t depth = 0;
-    std::optional<std::uint64_t> digest;  // NULL in rows of schema version 1
-};
-
-// What a non-directory adds to its directory's single part (storage/tree_totals.cpp, add()).
-Totals single_of_file(const core::WalkResult& r) {
-    if (r.has_stat && r.nlink > 1) return {};  // counted once per inode, from `links`
-    return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
-                  r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 1, 0};
-}
-
-Totals own_size(const core::WalkResult& r) {
-    return Totals{r.has_stat ? static_cast<std::int64_t>(r.size) : 0,
-                  r.has_stat ? static_cast<std::int64_t>(r.blocks) : 0, 0, 0};
-}
-
-class Applier {
-  public:
-    Applier(Database& db, LiveReport& report) : db_(db), report_(report), totals_(db) {}
-
-    core::Status prepare();
-    core::Status apply(LiveBatch& batch);
-
-  private:
-    // What one re-listed directory changes (phase 1, read-only).
-    struct Plan {
-        RelistedDir* dir = nullptr;
-        IndexedDir indexed;
-        std::string name_in_parent;  // key of its own entry row in its parent
-        std::optional<core::WalkResult> old_self;
-        std::vector<core::WalkResult> removed;      // old rows whose names are gone or replaced
-        std::vector<std::int64_t> removed_dir_ids;  // parallel to removed: dirs id or 0
-        std::vector<std::pair<core::WalkResult*, core::WalkResult>> changed;  // fresh, old
-        std::vector<std::int64_t> changed_dir_ids;  // parallel: dirs id of a same directory
-        std::vector<core::WalkResult*> added;
-        // A partial re-listing: the hashes of the indexed rows it read (every row the digest
-        // loses; the rows it keeps come back through the fresh entries' hashes).
-        std::uint64_t old_hash_sum = 0;
-    };
-    core::Status lookup_dir(std::string_view path, IndexedDir* out, bool* found);
-    core::Status plan_dir(RelistedDir& dir, Plan* plan, bool* applies);
-    core::Status write_plan(Plan& plan);
-    // A directory's entry row now says `now`; it said `old` when the batch read it (its plan's
-    // old_self, or its parent's row of it) unless a plan of this batch wrote it since. Adds the
-    // change of its own size to its totals against what the row said last, so that the change
-    // enters the totals once however many plans of the batch write the row (its parent's
-    // listing and its own re-listing both do).
-    void own_size_written(std::int64_t dir_id, const core::WalkResult& old,
-                          const core::WalkResult& now) {
-        const auto [it, first] = own_size_in_row_.try_emplace(dir_id, own_size(old));
-        Totals d = own_size(now);
-        d -= it->second;
-        totals_.add(dir_id, d);
-        it->second = own_size(now);
-    }
-    core::Status remove_subtree(const Plan& plan, const core::WalkResult& old, std::int64_t id);
-    core::Status insert_subtree(const Plan& plan, core::WalkResult& entry);
-    core::Status insert_entry(std::int64_t dir, std::string_view name, const core::WalkResult& r);
-    core::Status update_entry(std::int64_t dir, std::string_view name, const core::WalkResult& r);
-    core::Status delete_entry(std::int64_t dir, std::string_view name);
-    core::Status record_error(std::int64_t scan_id, const core::WalkResult& r);
-    core::Status forget_error(std::string_view path);
-    core::Status next_dir_id(std::int64_t* out);
-
-    Database& db_;
-    LiveReport& report_;
-    TotalsAdjuster totals_;
-    Statement find_dir_;
-    Statement read_entries_;
-    Statement read_entry_;
-    Statement insert_entry_;
-    Statement update_entry_;
-    Statement delete_entry_;
-    Statement insert_error_;
-    Statement delete_error_;
-    Statement insert_link_;
-    Statement insert_dir_;
-    Statement set_digest_;
-    std::vector<std::string> removed_prefixes_;  // subtrees this batch deletes or replaces
-    std::unordered_map<std::string, WalkedSubtree*> subtrees_;  // by the subtree root's path
-    // Hard-linked inodes whose names this batch wrote or removed, and the directories it wrote
-    // (re-listed or inserted): their other names elsewhere are synced (inode_sync.hpp).
-    std::vector<InodeChange> inodes_;
-    std::unordered_map<std::int64_t, bool> fresh_dirs_;
-    // Own size and blocks of each directory whose entry row a plan of this batch wrote, as
-    // written (own_size_written).
-    std::unordered_map<std::int64_t, Totals> own_size_in_row_;
-    void note_inode(const core::WalkResult& r, bool removed) {
-        if (r.is_dir() || !r.has_stat || r.nlink <= 1) return;
-        if (removed) {
-            inodes_.push_back(InodeChange{r.dev, r.ino, std::nullopt});
-        } else {
-            inodes_.push_back(inode_change_of(r));
-        }
-    }
-    std::int64_t next_id_ = 0;  // 0: not read yet
-    // Directories whose rows changed without a listing of them in this batch (a subdirectory's
-    // own row moved): their digests are summed again from their rows once everything is written.
-    std::vector<std::int64_t> digest_stale_;
-    core::Status recompute_digests();
-};
+namespace live_detail {
 
 core::Status Applier::prepare() {
     struct Sql {
@@ -372,138 +241,6 @@ core::Status Applier::forget_error(std::string_view path) {
     return delete_error_.run();
 }
 
-core::Status Applier::remove_subtree(const Plan& plan, const core::WalkResult& old,
-                                     std::int64_t id) {
-    Totals gone = totals_.single_before(id);
-    gone.dirs += 1;  // the directory itself, counted in its parent's `dirs`
-    totals_.add(plan.indexed.id, Totals{-gone.size, -gone.blocks, -gone.files, -gone.dirs});
-    const PrefixRange range = subtree_range(old.path);
-    Statement ids;
-    if (auto s = db_.prepare("SELECT id FROM dirs WHERE prefix >= ? AND prefix < ?", &ids); !s)
-        return s;
-    ids.bind_blob(1, range.lo).bind_blob(2, range.hi);
-    std::vector<std::int64_t> dir_ids;
-    for (bool row = true;;) {
-        if (auto s = ids.step(&row); !s) return s;
-        if (!row) break;
-        dir_ids.push_back(ids.column_int64(0));
-    }
-    report_.name_dirs.insert(report_.name_dirs.end(), dir_ids.begin(), dir_ids.end());
-    // Hard-linked inodes with a name below: their other names lose a link.
-    Statement linked;
-    if (auto s = db_.prepare("SELECT DISTINCT l.dev, l.ino FROM links AS l JOIN dirs AS d"
-                             " ON d.id = l.dir WHERE d.prefix >= ? AND d.prefix < ?",
-                             &linked);
-        !s) {
-        return s;
-    }
-    linked.bind_blob(1, range.lo).bind_blob(2, range.hi);
-    for (bool row = true;;) {
-        if (auto s = linked.step(&row); !s) return s;
-        if (!row) break;
-        inodes_.push_back(InodeChange{static_cast<std::uint64_t>(linked.column_int64(0)),
-                                      static_cast<std::uint64_t>(linked.column_int64(1)),
-                                      std::nullopt});
-    }
-    Statement to_garbage;
-    Statement delete_dir;
-    if (auto s = db_.prepare("INSERT OR IGNORE INTO garbage(dir) VALUES (?)", &to_garbage); !s)
-        return s;
-    if (auto s = db_.prepare("DELETE FROM dirs WHERE id = ?", &delete_dir); !s) return s;
-    for (std::int64_t d : dir_ids) {
-        totals_.removed(d);
-        to_garbage.bind_int64(1, d);
-        if (auto s = to_garbage.run(); !s) return s;
-        delete_dir.bind_int64(1, d);
-        if (auto s = delete_dir.run(); !s) return s;
-    }
-    Statement errors;
-    if (auto s = db_.prepare("DELETE FROM errors WHERE path >= ? AND path < ?", &errors); !s)
-        return s;
-    errors.bind_blob(1, range.lo).bind_blob(2, range.hi);
-    if (auto s = errors.run(); !s) return s;
-    ++report_.subtrees_removed;
-    return {};
-}
-
-core::Status Applier::insert_subtree(const Plan& plan, core::WalkResult& entry) {
-    const auto it = subtrees_.find(entry.path);
-    std::vector<core::WalkResult> lone;
-    std::vector<core::WalkResult>* records = nullptr;
-    if (it != subtrees_.end() && !it->second->records.empty()) {
-        records = &it->second->records;
-    } else {
-        // Not walked (the caller's race with the file system): its own record, not descended.
-        // Its listing's next change, or the next scan, fills it in.
-        core::WalkResult self = entry;
-        self.parent_id = 0;
-        self.dir_id = 1;
-        self.depth = 0;
-        self.children = 0;
-        lone.push_back(std::move(self));
-        records = &lone;
-    }
-    TreeTotals tree;
-    std::uint64_t max_walk_id = 0;
-    for (core::WalkResult& r : *records) {
-        canonical_path(r);
-        tree.add(r);
-        max_walk_id = std::max(max_walk_id, r.dir_id);
-    }
-    tree.finish();
-    std::vector<std::uint64_t> digests(max_walk_id + 1, 0);
-    std::vector<std::int64_t> ids(max_walk_id + 1, 0);
-    for (const core::WalkResult& r : *records) {
-        if (r.parent_id != 0 && r.parent_id <= max_walk_id) digests[r.parent_id] += entry_hash(r);
-    }
-    for (const core::WalkResult& r : *records) {
-        if (r.is_dir() && r.dir_id != 0) {
-            if (auto s = next_dir_id(&ids[r.dir_id]); !s) return s;
-        }
-    }
-    std::int64_t max_id = 0;
-    for (const core::WalkResult& r : *records) {
-        const bool is_root = r.parent_id == 0;
-        const std::int64_t parent = is_root ? plan.indexed.id : ids[r.parent_id];
-        if (auto s = insert_entry(parent, is_root ? base_name(r.path) : r.name(), r); !s) return s;
-        if (auto s = record_error(plan.indexed.scan_id, r); !s) return s;
-        note_inode(r, false);
-        if (!r.is_dir() && r.has_stat && r.nlink > 1) {
-            bind_link_row(insert_link_, parent, r);
-            if (auto s = insert_link_.run(); !s) return s;
-        }
-        if (!r.is_dir() || r.dir_id == 0) continue;
-        const std::int64_t id = ids[r.dir_id];
-        fresh_dirs_[id] = true;
-        report_.name_dirs.push_back(id);
-        max_id = std::max(max_id, id);
-        const Totals t = tree.total(r.dir_id);
-        insert_dir_.bind_int64(1, id)
-            .bind_int64(2, parent)
-            .bind_int64(3, plan.indexed.scan_id)
-            .bind_int64(4, plan.indexed.depth + 1 + static_cast<std::int64_t>(r.depth))
-            .bind_blob(5, dir_prefix(r.path))
-            .bind_int64(6, t.size)
-            .bind_int64(7, t.blocks)
-            .bind_int64(8, t.files)
-            .bind_int64(9, t.dirs)
-            .bind_int64(10, static_cast<std::int64_t>(digests[r.dir_id]));
-        if (auto s = insert_dir_.run(); !s) return s;
-    }
-    // Ids at or below a complete scan's dir_max are never handed out again.
-    Statement reserve;
-    if (auto s = db_.prepare("UPDATE scans SET dir_max = max(dir_max, ?) WHERE id = ?", &reserve);
-        !s) {
-        return s;
-    }
-    reserve.bind_int64(1, max_id).bind_int64(2, plan.indexed.scan_id);
-    if (auto s = reserve.run(); !s) return s;
-    Totals added = tree.single(1);
-    added.dirs += 1;
-    totals_.add(plan.indexed.id, added);
-    return {};
-}
-
 core::Status Applier::write_plan(Plan& plan) {
     const std::int64_t id = plan.indexed.id;
     RelistedDir& dir = *plan.dir;
@@ -699,11 +436,11 @@ core::Status Applier::apply(LiveBatch& batch) {
     return txn.commit();
 }
 
-}  // namespace
+}  // namespace live_detail
 
 core::Status apply_live_batch(Database& db, LiveBatch& batch, LiveReport* report) {
     *report = {};
-    Applier applier(db, *report);
+    live_detail::Applier applier(db, *report);
     return applier.apply(batch);
 }
 

@@ -84,10 +84,8 @@ std::string pin_content() {
 class SwapAttack : public EndToEnd {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (useradd, a root daemon)";
-        if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0 ||
-            ::access("/usr/bin/sqlite3", X_OK) != 0) {
-            WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs useradd, setpriv and sqlite3";
+        if (const std::string why = missing_for_real_users({"/usr/bin/sqlite3"}); !why.empty()) {
+            WSINDEX_SKIP_OR_FAIL_IN_CI() << why;
         }
         const std::string tag = std::to_string(::getpid());
         group_.emplace("wsiag" + tag, scratch_.path());

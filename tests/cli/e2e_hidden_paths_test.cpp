@@ -42,9 +42,8 @@ std::string without(std::string text, const std::string& what) {
 class HiddenPaths : public EndToEnd {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (useradd, a root daemon)";
-        if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-            WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs useradd and setpriv";
+        if (const std::string why = missing_for_real_users(); !why.empty()) {
+            WSINDEX_SKIP_OR_FAIL_IN_CI() << why;
         }
         const std::string tag = std::to_string(::getpid());
         alice_.emplace("wsiha" + tag, scratch_.path());

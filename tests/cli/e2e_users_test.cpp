@@ -44,9 +44,8 @@ std::uint64_t apparent_size(const std::string& path) {
 class RealUsers : public EndToEnd {
   protected:
     void SetUp() override {
-        if (::geteuid() != 0) WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs root (useradd, a root daemon)";
-        if (::access("/usr/sbin/useradd", X_OK) != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-            WSINDEX_SKIP_OR_FAIL_IN_CI() << "needs useradd and setpriv";
+        if (const std::string why = missing_for_real_users(); !why.empty()) {
+            WSINDEX_SKIP_OR_FAIL_IN_CI() << why;
         }
         // Unique names (pid), short enough for useradd's 32-character limit.
         const std::string tag = std::to_string(::getpid());

@@ -16,6 +16,16 @@ constexpr const char* kAccountLock = "/tmp/wsindex-tests-accounts.lock";
 
 }  // namespace
 
+std::string missing_for_real_users(const std::vector<std::string>& tools) {
+    if (::geteuid() != 0) return "needs root (useradd, a root daemon)";
+    std::vector<std::string> all = {"/usr/sbin/useradd", "/usr/bin/setpriv"};
+    all.insert(all.end(), tools.begin(), tools.end());
+    for (const std::string& tool : all) {
+        if (::access(tool.c_str(), X_OK) != 0) return "needs " + tool;
+    }
+    return {};
+}
+
 Exit run_account_tool(const std::vector<std::string>& argv, const std::string& scratch_dir) {
     const int fd = ::open(kAccountLock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) (void)::flock(fd, LOCK_EX);  // without it the tool runs anyway, as before

@@ -15,6 +15,10 @@
 
 namespace wsindex::cli::test {
 
+// What a test with real users lacks here, "" when nothing: root (useradd, a root daemon), and
+// useradd, setpriv and each of `tools` (absolute paths) executable.
+std::string missing_for_real_users(const std::vector<std::string>& tools = {});
+
 // Runs an account tool (useradd, usermod, ...) with argv, holding the tests' account lock.
 Exit run_account_tool(const std::vector<std::string>& argv, const std::string& scratch_dir);
 
